@@ -1,0 +1,57 @@
+//===- TandemDialect.td - The tandem dialect ---------------*- tablegen -*-===//
+//
+// The dialect that models one step of distributed LLM training: compute ops,
+// collectives on process groups and their asynchronous forms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_DIALECT_TD
+#define TANDEM_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tandem_Dialect : Dialect {
+  let name = "tandem";
+  let cppNamespace = "::mlir::tandem";
+  let summary = "Compute and communication of a distributed training step";
+  let description = [{
+    The `tandem` dialect models one step of distributed LLM training or
+    inference as a dataflow graph on tensors, so that passes can rewrite it to
+    overlap communication with computation.
+
+    * Compute ops (`tandem.matmul`, `tandem.attention`, `tandem.norm`,
+      `tandem.elementwise`, `tandem.opaque`, and their backward forms) are
+      `Pure` value-semantics ops. They describe their work (FLOPs, bytes, GEMM
+      shape) through `ComputeOpInterface`; the cost model turns that into time.
+    * Collectives (`tandem.all_gather`, `tandem.reduce_scatter`,
+      `tandem.all_reduce`, `tandem.all_to_all`, `tandem.permute`) run on a
+      process group, a `tandem.group` symbol that carries the group's size and
+      topology. Each has an asynchronous `_start` form that yields a
+      `!tandem.future`, consumed by exactly one `tandem.wait`. Collectives are
+      not `Pure`: they synchronise with other ranks, so they declare memory
+      effects and generic transformations (CSE, DCE, sinking) leave them alone.
+    * The target GPU is described by a `#tandem.target` attribute attached to
+      the module as `tandem.target`.
+
+    Every tensor in a function is the per-rank shard: shapes are those one GPU
+    sees.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the module attribute that holds the target description.
+    static constexpr ::llvm::StringLiteral getTargetAttrName() {
+      return ::llvm::StringLiteral("tandem.target");
+    }
+  private:
+    void registerAttributes();
+    void registerTypes();
+  public:
+  }];
+}
+
+class Tandem_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tandem_Dialect, mnemonic, traits>;
+
+#endif // TANDEM_DIALECT_TD

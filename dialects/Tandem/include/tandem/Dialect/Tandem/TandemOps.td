@@ -1,0 +1,393 @@
+//===- TandemOps.td - Operations of the tandem dialect -----*- tablegen -*-===//
+//
+// Process groups, compute ops and collectives (blocking and start/wait forms).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_OPS_TD
+#define TANDEM_OPS_TD
+
+include "tandem/Dialect/Tandem/TandemDialect.td"
+include "tandem/Dialect/Tandem/TandemAttributes.td"
+include "tandem/Dialect/Tandem/TandemTypes.td"
+include "tandem/Dialect/Tandem/TandemInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Process groups
+//===----------------------------------------------------------------------===//
+
+def Tandem_GroupOp : Tandem_Op<"group", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "A process group: its size and how its GPUs are linked";
+  let description = [{
+    Declares a group of ranks that collectives run on. The cost model reads
+    the topology and the links:
+
+    * `switch`: every GPU reaches a switch (NVSwitch) over `links` links; any
+      pair of GPUs, and a single peer-to-peer transfer, can use all of them.
+    * `full_mesh`: every pair of GPUs has its own direct links (at least
+      `size - 1` links per GPU); a native collective drives all links at once,
+      a peer-to-peer step uses only the links to one peer.
+    * `ring`: each GPU links to two neighbours.
+    * `hierarchical`: `gpus_per_node` GPUs per node on a switch, nodes joined
+      by a network giving `inter_node_bandwidth_gbps` per GPU per direction.
+
+    `link_bandwidth_gbps` is per link and per direction, in GB/s (10^9 B/s);
+    `link_latency_us` is the fixed cost of one communication step.
+
+    ```mlir
+    tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+    tandem.group @mesh size(8) full_mesh links(7 x 64.0 GBps, 2.0 us)
+    tandem.group @dp size(32) hierarchical links(18 x 25.0 GBps, 2.0 us)
+        {gpus_per_node = 8 : i64, inter_node_bandwidth_gbps = 50.0 : f64,
+         inter_node_latency_us = 5.0 : f64}
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$size,
+    Tandem_TopologyAttr:$topology,
+    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$links_per_gpu,
+    F64Attr:$link_bandwidth_gbps,
+    F64Attr:$link_latency_us,
+    OptionalAttr<I64Attr>:$gpus_per_node,
+    OptionalAttr<F64Attr>:$inter_node_bandwidth_gbps,
+    OptionalAttr<F64Attr>:$inter_node_latency_us
+  );
+  let assemblyFormat = [{
+    $sym_name `size` `(` $size `)` $topology
+    `links` `(` $links_per_gpu `x` $link_bandwidth_gbps `GBps` `,`
+    $link_latency_us `us` `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute ops
+//===----------------------------------------------------------------------===//
+
+class Tandem_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : Tandem_Op<mnemonic, !listconcat(traits, [Pure])>;
+
+def Tandem_MatmulOp : Tandem_ComputeOp<"matmul",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface, ["getGemmShape"]>]> {
+  let summary = "GEMM with its role in the training step";
+  let description = [{
+    `result[M, N] = op(lhs)[M, K] * op(rhs)[K, N]`, where `op` transposes when
+    `transpose_lhs` / `transpose_rhs` is set. The role says whether it is a
+    forward GEMM (`fprop`), an input-gradient GEMM (`dgrad`) or a
+    weight-gradient GEMM (`wgrad`); the optional `layer` names the linear layer
+    (e.g. `"l3.fc1"`) so that passes can pair a layer's GEMMs and collectives.
+    The result element type may differ from the operands' (e.g. an f32
+    accumulation output).
+
+    ```mlir
+    %y = tandem.matmul fprop %x, %w {layer = "l0.qkv"}
+        : tensor<2048x12288xbf16>, tensor<12288x4608xbf16> -> tensor<2048x4608xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.qkv"}
+        : tensor<2048x12288xbf16>, tensor<2048x4608xbf16> -> tensor<12288x4608xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_AnyTensor:$lhs, Tandem_AnyTensor:$rhs,
+                   Tandem_MatmulRoleAttr:$role, UnitAttr:$transpose_lhs,
+                   UnitAttr:$transpose_rhs, OptionalAttr<StrAttr>:$layer);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $role $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,` type($rhs)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_AttentionOp : Tandem_ComputeOp<"attention",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>]> {
+  let summary = "Scaled dot-product attention on packed q/k/v";
+  let description = [{
+    Attention over a sequence of `S` tokens. `qkv` packs queries, keys and
+    values along its last dimension: `(num_heads + 2 * num_kv_heads) *
+    head_dim` columns (grouped-query attention when `num_kv_heads <
+    num_heads`). The result has `num_heads * head_dim` columns. Head counts are
+    the heads this rank holds.
+
+    ```mlir
+    %o = tandem.attention %qkv heads(12, 12) head_dim(128) causal
+        : tensor<2048x4608xbf16> -> tensor<2048x1536xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_AnyTensor:$qkv,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$head_dim,
+                   UnitAttr:$causal, OptionalAttr<StrAttr>:$layer);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $qkv `heads` `(` $num_heads `,` $num_kv_heads `)` `head_dim` `(` $head_dim
+    `)` (`causal` $causal^)? attr-dict `:` type($qkv) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_AttentionGradOp : Tandem_ComputeOp<"attention_grad",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>]> {
+  let summary = "Backward of tandem.attention";
+  let description = [{
+    Given the output gradient, the packed `qkv` and the forward output, yields
+    the gradient of `qkv`. Attributes as for `tandem.attention`.
+
+    ```mlir
+    %dqkv = tandem.attention_grad %dout, %qkv, %o heads(12, 12) head_dim(128)
+        causal : tensor<2048x1536xbf16>, tensor<2048x4608xbf16>,
+                 tensor<2048x1536xbf16> -> tensor<2048x4608xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_AnyTensor:$output_grad, Tandem_AnyTensor:$qkv,
+                   Tandem_AnyTensor:$output,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$head_dim,
+                   UnitAttr:$causal, OptionalAttr<StrAttr>:$layer);
+  let results = (outs Tandem_AnyTensor:$qkv_grad);
+  let assemblyFormat = [{
+    $output_grad `,` $qkv `,` $output `heads` `(` $num_heads `,` $num_kv_heads
+    `)` `head_dim` `(` $head_dim `)` (`causal` $causal^)? attr-dict `:`
+    type($output_grad) `,` type($qkv) `,` type($output) `->` type($qkv_grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_NormOp : Tandem_ComputeOp<"norm",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>,
+     AllTypesMatch<["input", "result"]>]> {
+  let summary = "Layer norm or RMS norm over the last dimension";
+  let description = [{
+    Normalises each row of `input` over its last dimension and scales it by
+    `weight` (one value per column).
+
+    ```mlir
+    %y = tandem.norm rms %x, %w : tensor<256x8192xbf16>, tensor<8192xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_NormKindAttr:$kind, Tandem_AnyTensor:$input,
+                   Tandem_AnyTensor:$weight, OptionalAttr<StrAttr>:$layer);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_NormGradOp : Tandem_ComputeOp<"norm_grad",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>,
+     AllTypesMatch<["input", "input_grad", "output_grad"]>,
+     AllTypesMatch<["weight", "weight_grad"]>]> {
+  let summary = "Backward of tandem.norm";
+  let description = [{
+    Yields the gradients of the input and of the weight.
+
+    ```mlir
+    %dx, %dw = tandem.norm_grad rms %dy, %x, %w
+        : tensor<256x8192xbf16>, tensor<8192xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_NormKindAttr:$kind, Tandem_AnyTensor:$output_grad,
+                   Tandem_AnyTensor:$input, Tandem_AnyTensor:$weight,
+                   OptionalAttr<StrAttr>:$layer);
+  let results = (outs Tandem_AnyTensor:$input_grad,
+                  Tandem_AnyTensor:$weight_grad);
+  let assemblyFormat = [{
+    $kind $output_grad `,` $input `,` $weight attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_ElementwiseOp : Tandem_ComputeOp<"elementwise",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>]> {
+  let summary = "Element-wise computation (bandwidth-bound)";
+  let description = [{
+    `add`, `mul` and `gelu_grad` take two operands and `copy`, `cast`, `gelu`
+    and `silu` one, all of the result's shape (`cast` alone may change the
+    element type). `swiglu` takes one operand whose last dimension is twice
+    the result's (gate and up halves); `swiglu_grad` takes the output gradient
+    and the `swiglu` input and yields a gradient of the input's shape.
+
+    ```mlir
+    %r = tandem.elementwise add %a, %b
+        : tensor<256x8192xbf16>, tensor<256x8192xbf16> -> tensor<256x8192xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_ElementwiseKindAttr:$kind,
+                   Variadic<Tandem_AnyTensor>:$inputs,
+                   OptionalAttr<StrAttr>:$layer);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $kind $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_OpaqueOp : Tandem_ComputeOp<"opaque",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>]> {
+  let summary = "Compute whose cost is given, not derived";
+  let description = [{
+    Stands for compute that Tandem does not model in detail, such as a kernel
+    imported from another compiler's program or a model's loss. It states its
+    FLOPs and the bytes it moves; the cost model charges the roofline of both.
+    It has value semantics and at least one result.
+
+    ```mlir
+    %dy = tandem.opaque "loss_grad"(%y) flops(1.0e9) bytes(8388608)
+        : (tensor<256x8192xbf16>) -> tensor<256x8192xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kernel, Variadic<AnyType>:$inputs,
+                   F64Attr:$declared_flops,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$declared_bytes,
+                   OptionalAttr<StrAttr>:$layer);
+  let results = (outs Variadic<Tandem_AnyTensor>:$results);
+  let assemblyFormat = [{
+    $kernel `(` $inputs `)` `flops` `(` $declared_flops `)` `bytes` `(` $declared_bytes `)`
+    attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Collectives are not Pure: every rank of the group must issue them in the
+// same order, so CSE, DCE and code motion must not touch them. They declare
+// that they read and write memory for that reason.
+class Tandem_CollectiveOp<string mnemonic, bit async>
+    : Tandem_Op<mnemonic, [
+        Tandem_CollectiveOpInterface,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        MemoryEffects<[MemRead, MemWrite]>]> {
+  defvar resultType = !if(async, Tandem_FutureType, Tandem_AnyTensor);
+  let results = (outs resultType:$result);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isAsync() { return }] # !if(async, "true", "false") # [{; }
+    ::mlir::RankedTensorType getResultTensorType() {
+      return ::mlir::tandem::getCollectiveResultTensorType(getResult());
+    }
+    ::mlir::tandem::CollectiveKind getCollectiveKind();
+    int64_t getPayloadBytes() {
+      return ::mlir::tandem::getCollectivePayloadBytes(*this);
+    }
+  }];
+}
+
+multiclass Tandem_Collective<string mnemonic, string summaryText,
+                             string descriptionText, dag extraArgs,
+                             string format> {
+  def Op : Tandem_CollectiveOp<mnemonic, 0> {
+    let summary = summaryText;
+    let description = descriptionText;
+    let arguments = !con((ins Tandem_AnyTensor:$input, FlatSymbolRefAttr:$group),
+                         extraArgs);
+    let assemblyFormat = format;
+  }
+  def StartOp : Tandem_CollectiveOp<mnemonic # "_start", 1> {
+    let summary = "Issue " # mnemonic # " asynchronously";
+    let description = descriptionText # [{
+    This `_start` form only issues the collective: its result is a future that
+    exactly one `tandem.wait` in the same block must consume.
+    }];
+    let arguments = !con((ins Tandem_AnyTensor:$input, FlatSymbolRefAttr:$group),
+                         extraArgs);
+    let assemblyFormat = format;
+  }
+}
+
+defm Tandem_AllGather : Tandem_Collective<"all_gather",
+  "Gather every rank's shard along one dimension", [{
+    Each rank contributes `input`; the result concatenates the group's inputs
+    in rank order along `dim`, so `result.shape[dim] = size * input.shape[dim]`.
+
+    ```mlir
+    %y = tandem.all_gather %x on @tp dim 0
+        : tensor<256x12288xbf16> -> tensor<2048x12288xbf16>
+    ```
+  }], (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dim),
+  "$input `on` $group `dim` $dim attr-dict `:` type($input) `->` qualified(type($result))">;
+
+defm Tandem_ReduceScatter : Tandem_Collective<"reduce_scatter",
+  "Reduce across ranks and keep this rank's slice", [{
+    Reduces the group's inputs element-wise with `reduce` (default `sum`) and
+    keeps this rank's slice along `dim`, so
+    `input.shape[dim] = size * result.shape[dim]`.
+
+    ```mlir
+    %y = tandem.reduce_scatter %x on @tp dim 0
+        : tensor<2048x12288xbf16> -> tensor<256x12288xbf16>
+    ```
+  }], (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+           DefaultValuedAttr<Tandem_ReduceKindAttr, "ReduceKind::sum">:$reduce),
+  [{$input `on` $group `dim` $dim (`reduce` $reduce^)? attr-dict `:`
+    type($input) `->` qualified(type($result))}]>;
+
+defm Tandem_AllReduce : Tandem_Collective<"all_reduce",
+  "Reduce across ranks, every rank keeps the whole result", [{
+    ```mlir
+    %g = tandem.all_reduce %dw on @dp : tensor<1536x12288xbf16>
+        -> tensor<1536x12288xbf16>
+    ```
+  }], (ins DefaultValuedAttr<Tandem_ReduceKindAttr, "ReduceKind::sum">:$reduce),
+  [{$input `on` $group (`reduce` $reduce^)? attr-dict `:` type($input) `->`
+    qualified(type($result))}]>;
+
+defm Tandem_AllToAll : Tandem_Collective<"all_to_all",
+  "Exchange slices between every pair of ranks", [{
+    Splits `input` into `size` slices along `split_dim`, sends slice `j` to
+    rank `j`, and concatenates the slices received along `concat_dim`.
+
+    ```mlir
+    %y = tandem.all_to_all %x on @ep split 0 concat 1
+        : tensor<1024x512xbf16> -> tensor<128x4096xbf16>
+    ```
+  }], (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$split_dim,
+           ConfinedAttr<I64Attr, [IntNonNegative]>:$concat_dim),
+  [{$input `on` $group `split` $split_dim `concat` $concat_dim attr-dict `:`
+    type($input) `->` qualified(type($result))}]>;
+
+defm Tandem_Permute : Tandem_Collective<"permute",
+  "Send to a shifted peer and receive from the opposite one (send/recv)", [{
+    Rank `r` sends `input` to rank `(r + shift) mod size` and receives the
+    input of rank `(r - shift) mod size`: one step of a ring exchange, built
+    from paired send/recv. A shift that is a multiple of the group size would
+    be a copy and is rejected.
+
+    ```mlir
+    %y = tandem.permute %x on @tp shift 1
+        : tensor<256x12288xbf16> -> tensor<256x12288xbf16>
+    ```
+  }], (ins I64Attr:$shift),
+  "$input `on` $group `shift` $shift attr-dict `:` type($input) `->` qualified(type($result))">;
+
+def Tandem_WaitOp : Tandem_Op<"wait", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"result is the tensor inside the future", "future",
+                   "result",
+                   "::llvm::cast<::mlir::tandem::FutureType>($_self).getValueType()">]> {
+  let summary = "Wait for an asynchronous collective and take its result";
+  let description = [{
+    Blocks the stream it runs on until the collective that produced `future`
+    has completed, then yields its result. Not `Pure`: moving it changes what
+    may overlap and when memory is freed.
+
+    ```mlir
+    %y = tandem.wait %f : !tandem.future<tensor<2048x12288xbf16>>
+    ```
+  }];
+  let arguments = (ins Tandem_FutureType:$future);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
+  let hasVerifier = 1;
+}
+
+#endif // TANDEM_OPS_TD

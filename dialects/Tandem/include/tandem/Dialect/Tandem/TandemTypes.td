@@ -1,0 +1,30 @@
+//===- TandemTypes.td - Types of the tandem dialect --------*- tablegen -*-===//
+
+#ifndef TANDEM_TYPES_TD
+#define TANDEM_TYPES_TD
+
+include "tandem/Dialect/Tandem/TandemDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypes.td"
+
+def Tandem_FutureType : TypeDef<Tandem_Dialect, "Future"> {
+  let mnemonic = "future";
+  let summary = "Handle to the result of a collective that is in flight";
+  let description = [{
+    Produced by the `_start` form of a collective, consumed by exactly one
+    `tandem.wait`, which yields the tensor. Scheduling a step amounts to
+    choosing which compute runs between a start and its wait.
+
+    ```mlir
+    %f = tandem.all_gather_start %x on @tp dim 0
+        : tensor<256x1024xbf16> -> !tandem.future<tensor<2048x1024xbf16>>
+    %y = tandem.wait %f : !tandem.future<tensor<2048x1024xbf16>>
+    ```
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$valueType);
+  let assemblyFormat = "`<` $valueType `>`";
+}
+
+def Tandem_AnyTensor : StaticShapeTensorOf<[AnyFloat, AnyInteger]>;
+
+#endif // TANDEM_TYPES_TD

@@ -1,0 +1,674 @@
+//===- TandemOps.cpp - Verifiers and interface methods of tandem ops ------===//
+
+#include "tandem/Dialect/Tandem/TandemOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+#include "tandem/Dialect/Tandem/TandemInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tandem/Dialect/Tandem/TandemOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::tandem::getTensorBytes(RankedTensorType type) {
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * ((bits + 7) / 8);
+}
+
+static double bytesOf(Value v) {
+  return static_cast<double>(
+      getTensorBytes(cast<RankedTensorType>(v.getType())));
+}
+
+static double elementsOf(Value v) {
+  return static_cast<double>(
+      cast<RankedTensorType>(v.getType()).getNumElements());
+}
+
+RankedTensorType mlir::tandem::getCollectiveResultTensorType(Value result) {
+  if (auto future = dyn_cast<FutureType>(result.getType()))
+    return future.getValueType();
+  return cast<RankedTensorType>(result.getType());
+}
+
+GroupOp mlir::tandem::lookupGroup(Operation *from, FlatSymbolRefAttr group) {
+  if (!group)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<GroupOp>(from, group);
+}
+
+int64_t mlir::tandem::getCollectivePayloadBytes(CollectiveOpInterface op) {
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  if (op.getCollectiveKind() == CollectiveKind::all_gather)
+    return getTensorBytes(op.getResultTensorType());
+  return getTensorBytes(input);
+}
+
+/// Shape as text for diagnostics, e.g. "2048x12288".
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(shape, os, "x");
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// GroupOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GroupOp::verify() {
+  if (!(getLinkBandwidthGbps().convertToDouble() > 0.0))
+    return emitOpError("link bandwidth must be positive");
+  if (getLinkLatencyUs().convertToDouble() < 0.0)
+    return emitOpError("link latency must not be negative");
+  int64_t size = getSize();
+  bool hasNodeFields = getGpusPerNode() || getInterNodeBandwidthGbps() ||
+                       getInterNodeLatencyUs();
+  switch (getTopology()) {
+  case Topology::hierarchical: {
+    if (!getGpusPerNode() || !getInterNodeBandwidthGbps() ||
+        !getInterNodeLatencyUs())
+      return emitOpError("a hierarchical group needs gpus_per_node, "
+                         "inter_node_bandwidth_gbps and "
+                         "inter_node_latency_us");
+    int64_t perNode = *getGpusPerNode();
+    if (perNode < 1 || size % perNode != 0)
+      return emitOpError("group size ")
+             << size << " is not a multiple of gpus_per_node " << perNode;
+    if (!(getInterNodeBandwidthGbps()->convertToDouble() > 0.0))
+      return emitOpError("inter-node bandwidth must be positive");
+    if (getInterNodeLatencyUs()->convertToDouble() < 0.0)
+      return emitOpError("inter-node latency must not be negative");
+    return success();
+  }
+  case Topology::full_mesh:
+    if (getLinksPerGpu() < size - 1)
+      return emitOpError("a full mesh of ")
+             << size << " GPUs needs at least " << size - 1
+             << " links per GPU, got " << getLinksPerGpu();
+    break;
+  case Topology::ring:
+  case Topology::switch_:
+    break;
+  }
+  if (hasNodeFields)
+    return emitOpError("gpus_per_node and inter-node link fields are only "
+                       "meaningful for a hierarchical group");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct MatmulDims {
+  int64_t m, n, k, kRhs;
+};
+} // namespace
+
+static MatmulDims getMatmulDims(MatmulOp op) {
+  ArrayRef<int64_t> lhs = op.getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = op.getRhs().getType().getShape();
+  MatmulDims d;
+  d.m = op.getTransposeLhs() ? lhs[1] : lhs[0];
+  d.k = op.getTransposeLhs() ? lhs[0] : lhs[1];
+  d.kRhs = op.getTransposeRhs() ? rhs[1] : rhs[0];
+  d.n = op.getTransposeRhs() ? rhs[0] : rhs[1];
+  return d;
+}
+
+LogicalResult MatmulOp::verify() {
+  auto lhsType = getLhs().getType();
+  auto rhsType = getRhs().getType();
+  auto resultType = getResult().getType();
+  if (lhsType.getRank() != 2 || rhsType.getRank() != 2 ||
+      resultType.getRank() != 2)
+    return emitOpError("operands and result must be 2-D, got ranks ")
+           << lhsType.getRank() << ", " << rhsType.getRank() << " -> "
+           << resultType.getRank();
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitOpError("operand element types differ: ")
+           << lhsType.getElementType() << " vs " << rhsType.getElementType();
+  MatmulDims d = getMatmulDims(*this);
+  if (d.k != d.kRhs)
+    return emitOpError("contraction sizes differ: lhs gives K = ")
+           << d.k << ", rhs gives K = " << d.kRhs;
+  if (resultType.getShape()[0] != d.m || resultType.getShape()[1] != d.n)
+    return emitOpError("result shape must be ")
+           << d.m << "x" << d.n << ", got "
+           << shapeStr(resultType.getShape());
+  return success();
+}
+
+ComputeKind MatmulOp::getComputeKind() { return ComputeKind::gemm; }
+double MatmulOp::getFlops() {
+  MatmulDims d = getMatmulDims(*this);
+  return 2.0 * d.m * d.n * d.k;
+}
+double MatmulOp::getBytesAccessed() {
+  return bytesOf(getLhs()) + bytesOf(getRhs()) + bytesOf(getResult());
+}
+Type MatmulOp::getComputeElementType() {
+  return getLhs().getType().getElementType();
+}
+std::optional<GemmShape> MatmulOp::getGemmShape() {
+  MatmulDims d = getMatmulDims(*this);
+  return GemmShape{1, d.m, d.n, d.k};
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp / AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyAttentionShapes(Operation *op, RankedTensorType qkv,
+                                           RankedTensorType out,
+                                           int64_t numHeads,
+                                           int64_t numKvHeads,
+                                           int64_t headDim) {
+  if (qkv.getRank() != 2 || out.getRank() != 2)
+    return op->emitOpError("q/k/v and output must be 2-D [tokens, features]");
+  if (numHeads % numKvHeads != 0)
+    return op->emitOpError("num_heads (")
+           << numHeads << ") must be a multiple of num_kv_heads ("
+           << numKvHeads << ")";
+  int64_t qkvCols = (numHeads + 2 * numKvHeads) * headDim;
+  if (qkv.getShape()[1] != qkvCols)
+    return op->emitOpError("packed q/k/v needs ")
+           << qkvCols << " columns ((" << numHeads << " + 2 * " << numKvHeads
+           << ") * " << headDim << "), got " << qkv.getShape()[1];
+  if (out.getShape()[0] != qkv.getShape()[0] ||
+      out.getShape()[1] != numHeads * headDim)
+    return op->emitOpError("output must be ")
+           << qkv.getShape()[0] << "x" << numHeads * headDim << ", got "
+           << shapeStr(out.getShape());
+  if (qkv.getElementType() != out.getElementType())
+    return op->emitOpError("q/k/v and output element types differ");
+  return success();
+}
+
+/// Forward attention FLOPs: QK^T and PV, each 2*S*S*D per head; causal masks
+/// skip half.
+static double attentionForwardFlops(int64_t tokens, int64_t heads,
+                                    int64_t headDim, bool causal) {
+  double flops = 4.0 * tokens * tokens * headDim * heads;
+  return causal ? flops / 2 : flops;
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyAttentionShapes(*this, getQkv().getType(), getType(),
+                               getNumHeads(), getNumKvHeads(), getHeadDim());
+}
+ComputeKind AttentionOp::getComputeKind() { return ComputeKind::attention; }
+double AttentionOp::getFlops() {
+  return attentionForwardFlops(getQkv().getType().getShape()[0],
+                               getNumHeads(), getHeadDim(), getCausal());
+}
+double AttentionOp::getBytesAccessed() {
+  return bytesOf(getQkv()) + bytesOf(getResult());
+}
+Type AttentionOp::getComputeElementType() {
+  return getQkv().getType().getElementType();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyAttentionShapes(*this, getQkv().getType(),
+                                   getOutput().getType(), getNumHeads(),
+                                   getNumKvHeads(), getHeadDim())))
+    return failure();
+  if (getOutputGrad().getType() != getOutput().getType())
+    return emitOpError("output gradient must have the output's type");
+  if (getQkvGrad().getType() != getQkv().getType())
+    return emitOpError("q/k/v gradient must have the q/k/v type");
+  return success();
+}
+ComputeKind AttentionGradOp::getComputeKind() {
+  return ComputeKind::attention;
+}
+// Backward runs five S x S GEMM-like products against the forward's two
+// (dV, dP, dS->dQ, dK and the recomputed QK^T): 2.5x the forward FLOPs.
+double AttentionGradOp::getFlops() {
+  return 2.5 * attentionForwardFlops(getQkv().getType().getShape()[0],
+                                     getNumHeads(), getHeadDim(), getCausal());
+}
+double AttentionGradOp::getBytesAccessed() {
+  return bytesOf(getOutputGrad()) + bytesOf(getQkv()) + bytesOf(getOutput()) +
+         bytesOf(getQkvGrad());
+}
+Type AttentionGradOp::getComputeElementType() {
+  return getQkv().getType().getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// NormOp / NormGradOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyNormWeight(Operation *op, RankedTensorType input,
+                                      RankedTensorType weight) {
+  if (input.getRank() < 1)
+    return op->emitOpError("input must have at least one dimension");
+  if (weight.getRank() != 1 ||
+      weight.getShape()[0] != input.getShape().back())
+    return op->emitOpError("weight must be 1-D of the input's last dimension (")
+           << input.getShape().back() << "), got "
+           << shapeStr(weight.getShape());
+  if (weight.getElementType() != input.getElementType())
+    return op->emitOpError("weight and input element types differ");
+  return success();
+}
+
+LogicalResult NormOp::verify() {
+  return verifyNormWeight(*this, getInput().getType(), getWeight().getType());
+}
+ComputeKind NormOp::getComputeKind() { return ComputeKind::memory; }
+// Mean/variance, normalise and scale: a handful of FLOPs per element; the
+// op is bandwidth-bound either way.
+double NormOp::getFlops() { return 5.0 * elementsOf(getInput()); }
+double NormOp::getBytesAccessed() {
+  return bytesOf(getInput()) + bytesOf(getWeight()) + bytesOf(getResult());
+}
+Type NormOp::getComputeElementType() {
+  return getInput().getType().getElementType();
+}
+
+LogicalResult NormGradOp::verify() {
+  return verifyNormWeight(*this, getInput().getType(), getWeight().getType());
+}
+ComputeKind NormGradOp::getComputeKind() { return ComputeKind::memory; }
+double NormGradOp::getFlops() { return 8.0 * elementsOf(getInput()); }
+double NormGradOp::getBytesAccessed() {
+  return bytesOf(getOutputGrad()) + bytesOf(getInput()) +
+         bytesOf(getWeight()) + bytesOf(getInputGrad()) +
+         bytesOf(getWeightGrad());
+}
+Type NormGradOp::getComputeElementType() {
+  return getInput().getType().getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// ElementwiseOp
+//===----------------------------------------------------------------------===//
+
+/// Operand count of each element-wise kind.
+static unsigned getElementwiseArity(ElementwiseKind kind) {
+  switch (kind) {
+  case ElementwiseKind::add:
+  case ElementwiseKind::mul:
+  case ElementwiseKind::gelu_grad:
+  case ElementwiseKind::swiglu_grad:
+    return 2;
+  case ElementwiseKind::copy:
+  case ElementwiseKind::cast:
+  case ElementwiseKind::gelu:
+  case ElementwiseKind::silu:
+  case ElementwiseKind::swiglu:
+    return 1;
+  }
+  llvm_unreachable("unknown element-wise kind");
+}
+
+/// Whether `wide` is `narrow` with its last dimension doubled.
+static bool isDoubledLastDim(RankedTensorType narrow, RankedTensorType wide) {
+  if (narrow.getRank() != wide.getRank() || narrow.getRank() == 0 ||
+      narrow.getElementType() != wide.getElementType())
+    return false;
+  for (int64_t i = 0, e = narrow.getRank() - 1; i < e; ++i)
+    if (narrow.getShape()[i] != wide.getShape()[i])
+      return false;
+  return wide.getShape().back() == 2 * narrow.getShape().back();
+}
+
+LogicalResult ElementwiseOp::verify() {
+  ElementwiseKind kind = getKind();
+  StringRef name = stringifyElementwiseKind(kind);
+  unsigned arity = getElementwiseArity(kind);
+  if (getInputs().size() != arity)
+    return emitOpError("'") << name << "' takes " << arity
+                            << " operand(s), got " << getInputs().size();
+  RankedTensorType result = getResult().getType();
+  auto operandType = [&](unsigned i) {
+    return cast<RankedTensorType>(getInputs()[i].getType());
+  };
+  switch (kind) {
+  case ElementwiseKind::cast:
+    if (operandType(0).getShape() != result.getShape())
+      return emitOpError("'cast' keeps the shape: ")
+             << shapeStr(operandType(0).getShape()) << " vs "
+             << shapeStr(result.getShape());
+    return success();
+  case ElementwiseKind::swiglu:
+    if (!isDoubledLastDim(result, operandType(0)))
+      return emitOpError("'swiglu' operand must be the result with its last "
+                         "dimension doubled, got ")
+             << operandType(0) << " -> " << result;
+    return success();
+  case ElementwiseKind::swiglu_grad:
+    if (operandType(1) != result || !isDoubledLastDim(operandType(0), result))
+      return emitOpError("'swiglu_grad' takes the output gradient and the "
+                         "swiglu input, and yields the input's type");
+    return success();
+  default:
+    for (unsigned i = 0; i < arity; ++i)
+      if (operandType(i) != result)
+        return emitOpError("'")
+               << name << "' operand #" << i << " has type " << operandType(i)
+               << ", expected the result type " << result;
+    return success();
+  }
+}
+
+ComputeKind ElementwiseOp::getComputeKind() { return ComputeKind::memory; }
+double ElementwiseOp::getFlops() {
+  // Rough per-element FLOP counts; these ops are bandwidth-bound on every
+  // target we model, so only the bytes decide their cost.
+  double perElement = 1.0;
+  switch (getKind()) {
+  case ElementwiseKind::copy:
+  case ElementwiseKind::cast:
+    perElement = 0.0;
+    break;
+  case ElementwiseKind::gelu:
+  case ElementwiseKind::silu:
+  case ElementwiseKind::swiglu:
+    perElement = 8.0;
+    break;
+  case ElementwiseKind::gelu_grad:
+  case ElementwiseKind::swiglu_grad:
+    perElement = 12.0;
+    break;
+  default:
+    break;
+  }
+  return perElement * elementsOf(getResult());
+}
+double ElementwiseOp::getBytesAccessed() {
+  double bytes = bytesOf(getResult());
+  for (Value v : getInputs())
+    bytes += bytesOf(v);
+  return bytes;
+}
+Type ElementwiseOp::getComputeElementType() {
+  return getResult().getType().getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// OpaqueOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OpaqueOp::verify() {
+  if (getKernel().empty())
+    return emitOpError("kernel name must not be empty");
+  double flops = getDeclaredFlops().convertToDouble();
+  if (!(flops >= 0.0) || std::isinf(flops))
+    return emitOpError("flops must be finite and not negative, got ") << flops;
+  if (getResults().empty())
+    return emitOpError("must have at least one result: an opaque op without "
+                       "results would be dead code");
+  return success();
+}
+ComputeKind OpaqueOp::getComputeKind() { return ComputeKind::opaque; }
+double OpaqueOp::getFlops() { return getDeclaredFlops().convertToDouble(); }
+double OpaqueOp::getBytesAccessed() {
+  return static_cast<double>(getDeclaredBytes());
+}
+Type OpaqueOp::getComputeElementType() {
+  return cast<RankedTensorType>(getResult(0).getType()).getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Checks that hold for every collective: matching element types, and, for a
+/// `_start` form, that exactly one tandem.wait in the same block consumes the
+/// future.
+static LogicalResult verifyCollectiveCommon(CollectiveOpInterface op) {
+  Operation *operation = op.getOperation();
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  RankedTensorType result = op.getResultTensorType();
+  if (input.getElementType() != result.getElementType())
+    return operation->emitOpError("input and result element types differ: ")
+           << input.getElementType() << " vs " << result.getElementType();
+  if (!op.isAsync())
+    return success();
+  Value future = operation->getResult(0);
+  unsigned waits = 0;
+  for (OpOperand &use : future.getUses()) {
+    Operation *user = use.getOwner();
+    if (!isa<WaitOp>(user))
+      return operation->emitOpError("future may only be consumed by "
+                                    "tandem.wait, not by '")
+             << user->getName() << "'";
+    if (user->getBlock() != operation->getBlock())
+      return operation->emitOpError(
+          "future must be waited on in the block that issues it");
+    ++waits;
+  }
+  if (waits != 1)
+    return operation->emitOpError("future must be waited on exactly once, "
+                                  "found ")
+           << waits << " tandem.wait";
+  return success();
+}
+
+static LogicalResult checkDim(Operation *op, StringRef what, int64_t dim,
+                              int64_t rank) {
+  if (dim >= rank)
+    return op->emitOpError() << what << " " << dim
+                             << " is out of range for rank " << rank;
+  return success();
+}
+
+/// `big` is `small` with dimension `dim` multiplied by some factor; the
+/// factor itself is checked against the group size in verifySymbolUses.
+static LogicalResult verifyScaledDim(Operation *op, RankedTensorType small,
+                                     RankedTensorType big, int64_t dim,
+                                     StringRef smallName, StringRef bigName) {
+  if (small.getRank() != big.getRank())
+    return op->emitOpError() << smallName << " and " << bigName
+                             << " ranks differ";
+  if (failed(checkDim(op, "dim", dim, small.getRank())))
+    return failure();
+  for (int64_t i = 0; i < small.getRank(); ++i)
+    if (i != dim && small.getShape()[i] != big.getShape()[i])
+      return op->emitOpError() << smallName << " and " << bigName
+                               << " differ in dimension " << i
+                               << ", which is not the gathered dimension";
+  return success();
+}
+
+/// Looks the group up and checks that `big.shape[dim] == size *
+/// small.shape[dim]`.
+static LogicalResult verifyGroupScaledDim(Operation *op,
+                                          SymbolTableCollection &symbols,
+                                          FlatSymbolRefAttr groupRef,
+                                          RankedTensorType small,
+                                          RankedTensorType big, int64_t dim,
+                                          StringRef relation) {
+  auto group =
+      symbols.lookupNearestSymbolFrom<GroupOp>(op, groupRef.getAttr());
+  if (!group)
+    return op->emitOpError() << groupRef << " does not name a tandem.group";
+  int64_t size = group.getSize();
+  if (big.getShape()[dim] != size * small.getShape()[dim])
+    return op->emitOpError()
+           << relation << ": dimension " << dim << " must be " << size
+           << " (group size) x " << small.getShape()[dim] << " = "
+           << size * small.getShape()[dim] << ", got " << big.getShape()[dim];
+  return success();
+}
+
+static LogicalResult verifyGroupExists(Operation *op,
+                                       SymbolTableCollection &symbols,
+                                       FlatSymbolRefAttr groupRef,
+                                       GroupOp *out = nullptr) {
+  auto group =
+      symbols.lookupNearestSymbolFrom<GroupOp>(op, groupRef.getAttr());
+  if (!group)
+    return op->emitOpError() << groupRef << " does not name a tandem.group";
+  if (out)
+    *out = group;
+  return success();
+}
+
+#define TANDEM_COLLECTIVE_KIND(OP, KIND)                                       \
+  CollectiveKind OP::getCollectiveKind() { return CollectiveKind::KIND; }
+TANDEM_COLLECTIVE_KIND(AllGatherOp, all_gather)
+TANDEM_COLLECTIVE_KIND(AllGatherStartOp, all_gather)
+TANDEM_COLLECTIVE_KIND(ReduceScatterOp, reduce_scatter)
+TANDEM_COLLECTIVE_KIND(ReduceScatterStartOp, reduce_scatter)
+TANDEM_COLLECTIVE_KIND(AllReduceOp, all_reduce)
+TANDEM_COLLECTIVE_KIND(AllReduceStartOp, all_reduce)
+TANDEM_COLLECTIVE_KIND(AllToAllOp, all_to_all)
+TANDEM_COLLECTIVE_KIND(AllToAllStartOp, all_to_all)
+TANDEM_COLLECTIVE_KIND(PermuteOp, permute)
+TANDEM_COLLECTIVE_KIND(PermuteStartOp, permute)
+#undef TANDEM_COLLECTIVE_KIND
+
+// All-gather.
+template <typename OpT>
+static LogicalResult verifyAllGather(OpT op) {
+  if (failed(verifyCollectiveCommon(op)))
+    return failure();
+  return verifyScaledDim(op, op.getInput().getType(), op.getResultTensorType(),
+                         op.getDim(), "input", "result");
+}
+template <typename OpT>
+static LogicalResult verifyAllGatherSymbols(OpT op,
+                                            SymbolTableCollection &symbols) {
+  return verifyGroupScaledDim(op, symbols, op.getGroupAttr(),
+                              op.getInput().getType(),
+                              op.getResultTensorType(), op.getDim(),
+                              "all-gather result");
+}
+
+// Reduce-scatter.
+template <typename OpT>
+static LogicalResult verifyReduceScatter(OpT op) {
+  if (failed(verifyCollectiveCommon(op)))
+    return failure();
+  return verifyScaledDim(op, op.getResultTensorType(), op.getInput().getType(),
+                         op.getDim(), "result", "input");
+}
+template <typename OpT>
+static LogicalResult
+verifyReduceScatterSymbols(OpT op, SymbolTableCollection &symbols) {
+  return verifyGroupScaledDim(op, symbols, op.getGroupAttr(),
+                              op.getResultTensorType(),
+                              op.getInput().getType(), op.getDim(),
+                              "reduce-scatter input");
+}
+
+// All-reduce.
+template <typename OpT>
+static LogicalResult verifyAllReduce(OpT op) {
+  if (failed(verifyCollectiveCommon(op)))
+    return failure();
+  if (op.getInput().getType() != op.getResultTensorType())
+    return op.emitOpError("result type must equal the input type");
+  return success();
+}
+template <typename OpT>
+static LogicalResult verifyAllReduceSymbols(OpT op,
+                                            SymbolTableCollection &symbols) {
+  return verifyGroupExists(op, symbols, op.getGroupAttr());
+}
+
+// All-to-all.
+template <typename OpT>
+static LogicalResult verifyAllToAll(OpT op) {
+  if (failed(verifyCollectiveCommon(op)))
+    return failure();
+  RankedTensorType input = op.getInput().getType();
+  RankedTensorType result = op.getResultTensorType();
+  if (input.getRank() != result.getRank())
+    return op.emitOpError("input and result ranks differ");
+  if (failed(checkDim(op, "split dim", op.getSplitDim(), input.getRank())) ||
+      failed(checkDim(op, "concat dim", op.getConcatDim(), input.getRank())))
+    return failure();
+  if (input.getNumElements() != result.getNumElements())
+    return op.emitOpError("all-to-all keeps the element count: ")
+           << input.getNumElements() << " vs " << result.getNumElements();
+  return success();
+}
+template <typename OpT>
+static LogicalResult verifyAllToAllSymbols(OpT op,
+                                           SymbolTableCollection &symbols) {
+  GroupOp group;
+  if (failed(verifyGroupExists(op, symbols, op.getGroupAttr(), &group)))
+    return failure();
+  int64_t size = group.getSize();
+  RankedTensorType input = op.getInput().getType();
+  int64_t split = op.getSplitDim(), concat = op.getConcatDim();
+  if (input.getShape()[split] % size != 0)
+    return op.emitOpError("split dimension ")
+           << split << " (" << input.getShape()[split]
+           << ") is not divisible by the group size " << size;
+  SmallVector<int64_t> expected(input.getShape());
+  expected[split] /= size;
+  expected[concat] *= size;
+  if (op.getResultTensorType().getShape() != ArrayRef<int64_t>(expected))
+    return op.emitOpError("result shape must be ")
+           << shapeStr(expected) << ", got "
+           << shapeStr(op.getResultTensorType().getShape());
+  return success();
+}
+
+// Permute.
+template <typename OpT>
+static LogicalResult verifyPermute(OpT op) {
+  if (failed(verifyCollectiveCommon(op)))
+    return failure();
+  if (op.getInput().getType() != op.getResultTensorType())
+    return op.emitOpError("result type must equal the input type");
+  return success();
+}
+template <typename OpT>
+static LogicalResult verifyPermuteSymbols(OpT op,
+                                          SymbolTableCollection &symbols) {
+  GroupOp group;
+  if (failed(verifyGroupExists(op, symbols, op.getGroupAttr(), &group)))
+    return failure();
+  if (op.getShift() % group.getSize() == 0)
+    return op.emitOpError("shift ")
+           << op.getShift() << " is a multiple of the group size "
+           << group.getSize() << ": every rank would send to itself";
+  return success();
+}
+
+#define TANDEM_COLLECTIVE_VERIFIERS(OP, FN)                                    \
+  LogicalResult OP::verify() { return FN(*this); }                             \
+  LogicalResult OP::verifySymbolUses(SymbolTableCollection &symbols) {         \
+    return FN##Symbols(*this, symbols);                                        \
+  }
+TANDEM_COLLECTIVE_VERIFIERS(AllGatherOp, verifyAllGather)
+TANDEM_COLLECTIVE_VERIFIERS(AllGatherStartOp, verifyAllGather)
+TANDEM_COLLECTIVE_VERIFIERS(ReduceScatterOp, verifyReduceScatter)
+TANDEM_COLLECTIVE_VERIFIERS(ReduceScatterStartOp, verifyReduceScatter)
+TANDEM_COLLECTIVE_VERIFIERS(AllReduceOp, verifyAllReduce)
+TANDEM_COLLECTIVE_VERIFIERS(AllReduceStartOp, verifyAllReduce)
+TANDEM_COLLECTIVE_VERIFIERS(AllToAllOp, verifyAllToAll)
+TANDEM_COLLECTIVE_VERIFIERS(AllToAllStartOp, verifyAllToAll)
+TANDEM_COLLECTIVE_VERIFIERS(PermuteOp, verifyPermute)
+TANDEM_COLLECTIVE_VERIFIERS(PermuteStartOp, verifyPermute)
+#undef TANDEM_COLLECTIVE_VERIFIERS
+
+//===----------------------------------------------------------------------===//
+// WaitOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WaitOp::verify() {
+  auto start = getFuture().getDefiningOp<CollectiveOpInterface>();
+  if (!start || !start.isAsync())
+    return emitOpError("future must come from the _start form of a "
+                       "collective in this function");
+  return success();
+}

@@ -1,0 +1,53 @@
+# -*- Python -*-
+# lit configuration for Tandem's FileCheck tests.
+
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Tandem"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tandem_obj_root, "test")
+# Unit/ has its own config (GoogleTest format); benchmarks/ holds scripts that
+# are run by hand, never as tests.
+config.excludes = ["Unit", "benchmarks", "lit.cfg.py", "CMakeLists.txt"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%tandem_src", config.tandem_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
+llvm_config.with_environment("PATH", config.tandem_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["tandem-opt"], tool_dirs)
+for optional_tool in ["tandem-gen", "tandem-device-info"]:
+    if os.path.exists(os.path.join(config.tandem_tools_dir, optional_tool)):
+        llvm_config.add_tool_substitutions([optional_tool], tool_dirs)
+        config.available_features.add(optional_tool)
+
+# The CUDA runtime is built only where a CUDA toolkit with cuBLASLt and NCCL
+# was found; GPU tests additionally need a usable GPU. Tests that need one
+# say `REQUIRES: cuda-gpu` and lit lists them as UNSUPPORTED elsewhere.
+if config.tandem_runtime_enabled in ("ON", "TRUE", "1"):
+    config.available_features.add("tandem-runtime")
+    info = os.path.join(config.tandem_tools_dir, "tandem-device-info")
+    if os.path.exists(info):
+        try:
+            probe = subprocess.run([info, "--require-gpu"], capture_output=True,
+                                   text=True, timeout=60)
+            if probe.returncode == 0:
+                config.available_features.add("cuda-gpu")
+            else:
+                lit_config.note("GPU tests skipped: " +
+                                (probe.stderr.strip() or "no usable CUDA GPU"))
+        except (OSError, subprocess.TimeoutExpired) as err:
+            lit_config.note("GPU tests skipped: tandem-device-info failed: %s" % err)
+else:
+    lit_config.note("GPU tests skipped: the CUDA runtime was not built "
+                    "(no CUDA toolkit with cuBLASLt and NCCL found)")
