@@ -63,8 +63,9 @@ TEST(EnvironmentTest, DriverStatusIsConsistent) {
     EXPECT_FALSE(env.cudaDriverStatus.message.empty());
   }
   // Without a driver no device can be enumerated.
-  if (env.cudaDriverStatus.code == StatusCode::NoDriver)
+  if (env.cudaDriverStatus.code == StatusCode::NoDriver) {
     EXPECT_EQ(env.deviceCount, 0);
+  }
 }
 
 TEST(EnvironmentTest, DeviceListIsConsistent) {

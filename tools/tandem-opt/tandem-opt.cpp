@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Dialect/Tandem/TandemOps.h"
+#include "tandem/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mlir::tandem::registerTandemPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tandem::TandemDialect, mlir::func::FuncDialect>();

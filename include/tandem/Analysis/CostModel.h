@@ -1,0 +1,174 @@
+//===- CostModel.h - Time of compute ops and collectives ---------*- C++ -*-===//
+//
+// The cost model every scheduling decision consults. Ops describe their work
+// through ComputeOpInterface / CollectiveOpInterface; this turns that into
+// microseconds on a target:
+//  - GEMM: roofline with tile and wave quantisation for a given SM count;
+//  - attention, opaque compute: roofline, scaled by the SMs available;
+//  - bandwidth-bound ops: bytes over effective HBM bandwidth;
+//  - collectives: alpha-beta per algorithm (ring, tree, direct, P2P) and
+//    topology, with the links one step can use and the CTA budget;
+//  - contention: slowdown of each side when a kernel overlaps a collective,
+//    from a table that a calibration file can replace.
+// docs/cost-model.md documents every formula and the source of each constant.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_ANALYSIS_COSTMODEL_H
+#define TANDEM_ANALYSIS_COSTMODEL_H
+
+#include "tandem/Dialect/Tandem/TandemOps.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace tandem {
+
+/// The target's numbers, read once from a TargetAttr.
+struct GpuSpec {
+  std::string name;
+  int64_t smCount = 0;
+  double bf16Flops = 0, f16Flops = 0, fp8Flops = 0, f32Flops = 0; // FLOP/s
+  double hbmBytesPerSecond = 0;
+  int64_t hbmBytes = 0;
+  double gemmEfficiency = 1, hbmEfficiency = 1;
+  int64_t collectiveSms = 0;
+  int64_t gemmTileM = 128, gemmTileN = 256;
+  double launchOverheadUs = 0;
+
+  static GpuSpec fromAttr(TargetAttr attr);
+  /// Dense peak FLOP/s for operands of `elementType`; 0 if unsupported.
+  double peakFlops(Type elementType) const;
+};
+
+/// A process group's size and links, read once from a GroupOp.
+struct GroupSpec {
+  std::string name;
+  int64_t size = 1;
+  Topology topology = Topology::switch_;
+  int64_t linksPerGpu = 1;
+  double linkBytesPerUs = 0; ///< Per link, per direction.
+  double linkLatencyUs = 0;
+  int64_t gpusPerNode = 0;   ///< Hierarchical only.
+  double interNodeBytesPerUs = 0;
+  double interNodeLatencyUs = 0;
+
+  static GroupSpec fromOp(GroupOp op);
+};
+
+/// Slowdowns when a kernel runs next to a collective that holds `commSms`
+/// SMs. The GEMM factor excludes the wave-quantisation effect of losing SMs,
+/// which the GEMM formula models itself.
+struct ContentionPoint {
+  int64_t commSms = 0;
+  double gemmSlowdown = 1.0;   ///< compute-bound kernel
+  double memorySlowdown = 1.0; ///< bandwidth-bound kernel
+  double commSlowdown = 1.0;   ///< the collective itself
+};
+
+class ContentionTable {
+public:
+  /// The table measured on an H200 (shared/data/h200-probe.md).
+  static ContentionTable defaults();
+  /// Reads a calibration file (JSON, docs/cost-model.md gives the format).
+  /// On failure returns std::nullopt and sets `error`.
+  static std::optional<ContentionTable> load(llvm::StringRef path,
+                                             std::string &error);
+  /// Parses calibration JSON text; `origin` names it in errors.
+  static std::optional<ContentionTable>
+  parse(llvm::StringRef json, llvm::StringRef origin, std::string &error);
+
+  /// Linear interpolation in `commSms`, clamped to the table's ends.
+  ContentionPoint lookup(int64_t commSms) const;
+  const std::vector<ContentionPoint> &points() const { return table; }
+  llvm::StringRef source() const { return origin; }
+
+private:
+  std::vector<ContentionPoint> table;
+  std::string origin;
+};
+
+enum class CollectiveAlgorithm { Ring, Tree, Direct, PeerToPeer, Hierarchical };
+llvm::StringRef stringifyAlgorithm(CollectiveAlgorithm algorithm);
+
+struct ComputeEstimate {
+  double timeUs = 0;
+  int64_t sms = 0;   ///< SMs the estimate assumed.
+  int64_t tiles = 0; ///< GEMM output tiles (0 for other ops).
+  int64_t waves = 0; ///< GEMM waves on `sms` SMs.
+  double tileUs = 0; ///< GEMM: time of one wave.
+  double floorUs = 0; ///< Memory-roofline time, independent of SMs.
+  bool memoryBound = false;
+};
+
+struct CollectiveEstimate {
+  double timeUs = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  int64_t steps = 0;
+  double bandwidthBytesPerUs = 0; ///< Effective per-GPU bandwidth used.
+};
+
+/// Tunables of the communication model (see docs/cost-model.md).
+struct CommParams {
+  /// Fraction of link bandwidth a collective's data movement reaches.
+  double busEfficiency = 0.80;
+  /// Links one CTA (NCCL channel) can keep busy: a CTA budget below the link
+  /// count limits bandwidth.
+  double linksPerCta = 1.0;
+};
+
+class CostModel {
+public:
+  explicit CostModel(GpuSpec gpu,
+                     ContentionTable contention = ContentionTable::defaults(),
+                     CommParams comm = CommParams());
+
+  const GpuSpec &gpu() const { return spec; }
+  const ContentionTable &contention() const { return table; }
+  const CommParams &comm() const { return commParams; }
+
+  /// GEMM time on `sms` SMs (0 = all).
+  ComputeEstimate gemm(const GemmShape &shape, Type elementType,
+                       double bytesAccessed, int64_t sms = 0) const;
+  /// Time of a compute op on `sms` SMs (0 = all). Fails (with a reason in
+  /// `error`) for element types the target has no peak for.
+  std::optional<ComputeEstimate> compute(ComputeOpInterface op,
+                                         std::string &error,
+                                         int64_t sms = 0) const;
+  /// Time of a collective with `ctas` CTAs (0 = the target's default). With
+  /// `forced` unset, the fastest algorithm the topology allows is chosen.
+  CollectiveEstimate
+  collective(CollectiveKind kind, int64_t payloadBytes, const GroupSpec &group,
+             int64_t ctas = 0,
+             std::optional<CollectiveAlgorithm> forced = std::nullopt,
+             int64_t shift = 1) const;
+
+  /// Per-GPU bandwidth (bytes/us) of a native collective with `ctas` CTAs.
+  double nativeBandwidth(const GroupSpec &group, int64_t ctas) const;
+  /// Bandwidth of one peer-to-peer transfer to a single peer.
+  double peerBandwidth(const GroupSpec &group, int64_t ctas) const;
+
+private:
+  int64_t effectiveCtas(int64_t ctas) const;
+  GpuSpec spec;
+  ContentionTable table;
+  CommParams commParams;
+};
+
+/// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).
+constexpr double kAttentionEfficiency = 0.60;
+
+/// Discardable attributes that scheduling passes attach and the simulator and
+/// runtime honour.
+constexpr llvm::StringLiteral kStreamAttrName = "tandem.stream";
+constexpr llvm::StringLiteral kSmTargetAttrName = "tandem.sm_target";
+constexpr llvm::StringLiteral kCommSmsAttrName = "tandem.comm_sms";
+
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_ANALYSIS_COSTMODEL_H

@@ -1,0 +1,86 @@
+//===- Engine.h - Discrete-event simulation of a multi-stream schedule -*-C++-*-//
+//
+// The simulation core, independent of MLIR so that it can be tested on
+// hand-built schedules and reused by other front ends. Tasks run on streams
+// in program order; a task starts when its stream is free and its
+// dependences have finished. Running tasks share the GPU:
+//  - a collective holds its CTA budget of SMs while it runs;
+//  - a GEMM gets the SMs the collectives leave (capped by its SM target) and
+//    its time follows the wave count on that many SMs;
+//  - compute-bound kernels scale with the SMs they get;
+//  - each side is slowed by the contention table's factor while the other
+//    runs; collectives on the same fabric share its bandwidth.
+// Rates are recomputed whenever the set of running tasks changes, so a task
+// that overlaps only part of another is slowed only for that part.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_SIMULATOR_ENGINE_H
+#define TANDEM_SIMULATOR_ENGINE_H
+
+#include "tandem/Analysis/CostModel.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace tandem {
+namespace sim {
+
+enum class TaskKind {
+  Gemm,       ///< Tile/wave model: time = max(waves(sms) * waveUs, floorUs).
+  Compute,    ///< Compute-bound, time scales with 1 / SMs.
+  Memory,     ///< Bandwidth-bound.
+  Collective, ///< Communication; holds `commSms` SMs while running.
+  Wait        ///< Zero-time synchronisation on its dependences.
+};
+
+struct Task {
+  std::string name;
+  TaskKind kind = TaskKind::Compute;
+  unsigned stream = 0;
+  /// Uncontended time with all SMs (Gemm/Compute/Memory) or with its CTA
+  /// budget (Collective). Includes launch overhead.
+  double aloneUs = 0;
+  /// Gemm only: output tiles, time of one wave, memory-roofline floor,
+  /// launch overhead, SM target (0 = all SMs).
+  int64_t tiles = 0;
+  double waveUs = 0, floorUs = 0, overheadUs = 0;
+  int64_t smTarget = 0;
+  /// Collective only: SMs held and the fabric (process group) it uses.
+  int64_t commSms = 0;
+  std::string fabric;
+  /// Indices of tasks that must finish before this one starts.
+  std::vector<unsigned> deps;
+};
+
+struct Problem {
+  int64_t smCount = 132;
+  ContentionTable contention = ContentionTable::defaults();
+  std::vector<std::string> streamNames; ///< Index = stream id.
+  std::vector<Task> tasks;              ///< In issue (program) order.
+};
+
+struct Timing {
+  double startUs = 0, endUs = 0;
+};
+
+struct Result {
+  std::vector<Timing> timings; ///< Per task.
+  double spanUs = 0;
+};
+
+/// Runs the schedule. Fails with `error` naming the blocked tasks if the
+/// streams deadlock (a task waits on one that can never start).
+std::optional<Result> simulate(const Problem &problem, std::string &error);
+
+/// Time of a Gemm task on `sms` SMs, without contention.
+double gemmTimeOnSms(const Task &task, int64_t sms);
+
+} // namespace sim
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_SIMULATOR_ENGINE_H

@@ -1,0 +1,70 @@
+//===- Simulate.h - Simulate a tandem function on its target -----*- C++ -*-===//
+//
+// Front end of the schedule simulator: turns a function of the tandem
+// dialect into a multi-stream problem (costs from the cost model), runs the
+// engine, and reports span, compute and communication time, the bound
+// max(compute, communication), exposed communication, overlap efficiency
+// and peak memory. Writes the report as JSON and the schedule as a Chrome
+// trace (one track per stream, one slice per op) that Perfetto opens.
+//
+// Streams: an op's `tandem.stream` attribute wins. Otherwise compute ops,
+// blocking collectives and waits run on stream 0, the compute stream; each
+// process group's `_start` collectives get a communication stream of their
+// own. A GEMM's `tandem.sm_target` and a collective's `tandem.comm_sms` are
+// honoured.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_SIMULATOR_SIMULATE_H
+#define TANDEM_SIMULATOR_SIMULATE_H
+
+#include "tandem/Analysis/CostModel.h"
+#include "tandem/Simulator/Engine.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+namespace tandem {
+
+struct SimulationReport {
+  std::string function;
+  double spanUs = 0;
+  double computeUs = 0; ///< Sum of compute ops' uncontended times.
+  double commUs = 0;    ///< Sum of collectives' uncontended times.
+  double boundUs = 0;   ///< max(computeUs, commUs).
+  double criticalPathUs = 0;
+  /// Time the compute stream stood still waiting for communication.
+  double exposedCommUs = 0;
+  /// Share of communication time hidden: 1 - exposed / comm, in [0, 1].
+  double overlapEfficiency = 1;
+  int64_t peakMemoryBytes = 0;       ///< Over simulated time.
+  int64_t staticPeakMemoryBytes = 0; ///< Program-order liveness.
+  unsigned numComputeOps = 0, numCollectives = 0;
+  sim::Problem problem;
+  sim::Result result;
+};
+
+/// Builds the cost model for `module`: its `tandem.target` attribute, or the
+/// preset `targetOverride` if not empty; the contention table from
+/// `calibrationPath` if not empty. Emits an error on `module` and fails when
+/// neither gives a target or the calibration file is bad.
+FailureOr<CostModel> buildCostModel(ModuleOp module, StringRef targetOverride,
+                                    StringRef calibrationPath);
+
+/// Simulates `func`. Emits errors at the offending op (no cost model for an
+/// op, unresolvable group, deadlock) and fails.
+FailureOr<SimulationReport> simulateFunction(func::FuncOp func,
+                                             const CostModel &model);
+
+void writeReportJson(ArrayRef<SimulationReport> reports, StringRef target,
+                     llvm::raw_ostream &os);
+void writeChromeTrace(ArrayRef<SimulationReport> reports,
+                      llvm::raw_ostream &os);
+void printSummary(const SimulationReport &report, llvm::raw_ostream &os);
+
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_SIMULATOR_SIMULATE_H

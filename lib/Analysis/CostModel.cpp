@@ -1,0 +1,446 @@
+//===- CostModel.cpp - Time of compute ops and collectives ----------------===//
+//
+// Formulas and constants are documented, with their sources, in
+// docs/cost-model.md; keep the two in step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Analysis/CostModel.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+//===----------------------------------------------------------------------===//
+// Specs
+//===----------------------------------------------------------------------===//
+
+GpuSpec GpuSpec::fromAttr(TargetAttr attr) {
+  GpuSpec s;
+  s.name = attr.getName().str();
+  s.smCount = attr.getSmCount();
+  s.bf16Flops = attr.getBf16Tflops().convertToDouble() * 1e12;
+  s.f16Flops = attr.getF16Tflops().convertToDouble() * 1e12;
+  s.fp8Flops = attr.getFp8Tflops().convertToDouble() * 1e12;
+  s.f32Flops = attr.getF32Tflops().convertToDouble() * 1e12;
+  s.hbmBytesPerSecond = attr.getHbmBytesPerSecond();
+  s.hbmBytes = attr.getHbmBytes();
+  s.gemmEfficiency = attr.getGemmEfficiency().convertToDouble();
+  s.hbmEfficiency = attr.getHbmEfficiency().convertToDouble();
+  s.collectiveSms = attr.getCollectiveSms();
+  s.gemmTileM = attr.getGemmTileM();
+  s.gemmTileN = attr.getGemmTileN();
+  s.launchOverheadUs = attr.getLaunchOverheadUs().convertToDouble();
+  return s;
+}
+
+double GpuSpec::peakFlops(Type elementType) const {
+  if (elementType.isBF16())
+    return bf16Flops;
+  if (elementType.isF16())
+    return f16Flops;
+  if (elementType.isF32())
+    return f32Flops;
+  if (isa<Float8E4M3FNType, Float8E5M2Type, Float8E4M3Type>(elementType))
+    return fp8Flops;
+  return 0.0;
+}
+
+GroupSpec GroupSpec::fromOp(GroupOp op) {
+  GroupSpec g;
+  g.name = op.getSymName().str();
+  g.size = op.getSize();
+  g.topology = op.getTopology();
+  g.linksPerGpu = op.getLinksPerGpu();
+  // GB/s = 1e9 B/s = 1e3 B/us.
+  g.linkBytesPerUs = op.getLinkBandwidthGbps().convertToDouble() * 1e3;
+  g.linkLatencyUs = op.getLinkLatencyUs().convertToDouble();
+  if (op.getTopology() == Topology::hierarchical) {
+    g.gpusPerNode = *op.getGpusPerNode();
+    g.interNodeBytesPerUs = op.getInterNodeBandwidthGbps()->convertToDouble() * 1e3;
+    g.interNodeLatencyUs = op.getInterNodeLatencyUs()->convertToDouble();
+  }
+  return g;
+}
+
+//===----------------------------------------------------------------------===//
+// Contention table
+//===----------------------------------------------------------------------===//
+
+ContentionTable ContentionTable::defaults() {
+  // shared/data/h200-probe.md (H200, 2026-12-02): cuBLASLt bf16 8192^3 GEMM
+  // next to a copy kernel holding C SMs. gemmSlowdown is the "smcut" column
+  // (GEMM sized for the free SMs), i.e. interference without the wave effect;
+  // the 0.98 measured at C=8 is noise and is taken as 1.00. commSlowdown is
+  // the mean of the two copy-slowdown columns. No bandwidth-bound kernel was
+  // measured next to a collective: memorySlowdown assumes the copy kernel's
+  // own slowdown (both sides stream HBM).
+  ContentionTable t;
+  t.origin = "built-in (shared/data/h200-probe.md, H200, 2026-12-02)";
+  t.table = {{8, 1.00, 1.13, 1.13},
+             {16, 1.11, 1.135, 1.135},
+             {24, 1.12, 1.13, 1.13},
+             {32, 1.10, 1.145, 1.145}};
+  return t;
+}
+
+ContentionPoint ContentionTable::lookup(int64_t commSms) const {
+  if (table.empty())
+    return ContentionPoint{commSms, 1.0, 1.0, 1.0};
+  if (commSms <= table.front().commSms)
+    return table.front();
+  if (commSms >= table.back().commSms)
+    return table.back();
+  for (size_t i = 1; i < table.size(); ++i) {
+    const ContentionPoint &hi = table[i];
+    if (commSms > hi.commSms)
+      continue;
+    const ContentionPoint &lo = table[i - 1];
+    double f = double(commSms - lo.commSms) / double(hi.commSms - lo.commSms);
+    auto mix = [&](double a, double b) { return a + f * (b - a); };
+    return ContentionPoint{commSms, mix(lo.gemmSlowdown, hi.gemmSlowdown),
+                           mix(lo.memorySlowdown, hi.memorySlowdown),
+                           mix(lo.commSlowdown, hi.commSlowdown)};
+  }
+  return table.back();
+}
+
+std::optional<ContentionTable>
+ContentionTable::parse(llvm::StringRef text, llvm::StringRef origin,
+                       std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    error = (origin + ": not valid JSON: " + llvm::toString(parsed.takeError()))
+                .str();
+    return std::nullopt;
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root) {
+    error = (origin + ": the top level must be a JSON object").str();
+    return std::nullopt;
+  }
+  std::optional<int64_t> version = root->getInteger("version");
+  if (!version || *version != 1) {
+    error = (origin + ": \"version\" must be 1").str();
+    return std::nullopt;
+  }
+  const llvm::json::Array *rows = root->getArray("contention");
+  if (!rows || rows->empty()) {
+    error = (origin + ": \"contention\" must be a non-empty array").str();
+    return std::nullopt;
+  }
+  ContentionTable t;
+  t.origin = origin.str();
+  if (std::optional<llvm::StringRef> src = root->getString("source"))
+    t.origin += " (" + src->str() + ")";
+  for (auto [index, row] : llvm::enumerate(*rows)) {
+    std::string where = (origin + ": contention[" + llvm::Twine(index) + "]").str();
+    const llvm::json::Object *obj = row.getAsObject();
+    if (!obj) {
+      error = where + " must be an object";
+      return std::nullopt;
+    }
+    ContentionPoint p;
+    std::optional<int64_t> sms = obj->getInteger("comm_sms");
+    if (!sms || *sms < 1) {
+      error = where + ": \"comm_sms\" must be a positive integer";
+      return std::nullopt;
+    }
+    p.commSms = *sms;
+    for (auto [key, field] :
+         {std::pair<llvm::StringRef, double *>{"gemm_slowdown", &p.gemmSlowdown},
+          {"memory_slowdown", &p.memorySlowdown},
+          {"comm_slowdown", &p.commSlowdown}}) {
+      std::optional<double> v = obj->getNumber(key);
+      if (!v || !(*v >= 1.0) || !std::isfinite(*v)) {
+        error = where + ": \"" + key.str() +
+                "\" must be a number >= 1.0 (a slowdown factor)";
+        return std::nullopt;
+      }
+      *field = *v;
+    }
+    if (!t.table.empty() && t.table.back().commSms >= p.commSms) {
+      error = where + ": rows must be sorted by strictly increasing comm_sms";
+      return std::nullopt;
+    }
+    t.table.push_back(p);
+  }
+  return t;
+}
+
+std::optional<ContentionTable> ContentionTable::load(llvm::StringRef path,
+                                                     std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = ("cannot read calibration file '" + path +
+             "': " + buffer.getError().message())
+                .str();
+    return std::nullopt;
+  }
+  return parse((*buffer)->getBuffer(), path, error);
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+llvm::StringRef mlir::tandem::stringifyAlgorithm(CollectiveAlgorithm a) {
+  switch (a) {
+  case CollectiveAlgorithm::Ring:
+    return "ring";
+  case CollectiveAlgorithm::Tree:
+    return "tree";
+  case CollectiveAlgorithm::Direct:
+    return "direct";
+  case CollectiveAlgorithm::PeerToPeer:
+    return "p2p";
+  case CollectiveAlgorithm::Hierarchical:
+    return "hierarchical";
+  }
+  llvm_unreachable("unknown algorithm");
+}
+
+CostModel::CostModel(GpuSpec gpu, ContentionTable contention, CommParams comm)
+    : spec(std::move(gpu)), table(std::move(contention)), commParams(comm) {}
+
+ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
+                                double bytesAccessed, int64_t sms) const {
+  ComputeEstimate e;
+  e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
+  double perSmFlopsPerUs =
+      spec.peakFlops(elementType) * spec.gemmEfficiency / spec.smCount / 1e6;
+  e.tiles = shape.batch * ceilDiv(shape.m, spec.gemmTileM) *
+            ceilDiv(shape.n, spec.gemmTileN);
+  e.waves = ceilDiv(e.tiles, e.sms);
+  e.tileUs = 2.0 * spec.gemmTileM * spec.gemmTileN * shape.k / perSmFlopsPerUs;
+  e.floorUs =
+      bytesAccessed / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
+  double computeUs = e.waves * e.tileUs;
+  e.memoryBound = e.floorUs > computeUs;
+  e.timeUs = std::max(computeUs, e.floorUs) + spec.launchOverheadUs;
+  return e;
+}
+
+std::optional<ComputeEstimate>
+CostModel::compute(ComputeOpInterface op, std::string &error,
+                   int64_t sms) const {
+  Type elementType = op.getComputeElementType();
+  double bytes = op.getBytesAccessed();
+  double flops = op.getFlops();
+  ComputeKind kind = op.getComputeKind();
+  double peak = spec.peakFlops(elementType);
+  if (peak <= 0.0 && flops > 0.0 && kind != ComputeKind::memory) {
+    llvm::raw_string_ostream os(error);
+    os << "target '" << spec.name << "' has no tensor-core peak for "
+       << elementType;
+    return std::nullopt;
+  }
+  if (std::optional<GemmShape> shape = op.getGemmShape())
+    return gemm(*shape, elementType, bytes, sms);
+
+  ComputeEstimate e;
+  e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
+  e.floorUs = bytes / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
+  double computeUs = 0.0;
+  switch (kind) {
+  case ComputeKind::attention:
+    computeUs = flops / (peak * kAttentionEfficiency / 1e6);
+    break;
+  case ComputeKind::opaque:
+  case ComputeKind::gemm:
+    computeUs = flops > 0.0 ? flops / (peak * spec.gemmEfficiency / 1e6) : 0.0;
+    break;
+  case ComputeKind::memory:
+    computeUs = 0.0;
+    break;
+  }
+  // Compute-bound work spreads over the SMs it gets; bandwidth-bound work is
+  // limited by HBM, which a few SMs less barely changes.
+  computeUs *= double(spec.smCount) / double(e.sms);
+  e.memoryBound = e.floorUs >= computeUs;
+  e.timeUs = std::max(computeUs, e.floorUs) + spec.launchOverheadUs;
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+int64_t CostModel::effectiveCtas(int64_t ctas) const {
+  return ctas > 0 ? ctas : spec.collectiveSms;
+}
+
+double CostModel::nativeBandwidth(const GroupSpec &group, int64_t ctas) const {
+  // A native collective drives every link it can reach: all links of a GPU
+  // on a switch or a full mesh (NCCL builds several rings / direct paths),
+  // the two neighbour links on a ring. A CTA budget below that limits it.
+  int64_t usable = group.topology == Topology::ring
+                       ? std::min<int64_t>(group.linksPerGpu, 2)
+                       : group.linksPerGpu;
+  double ctaLinks = effectiveCtas(ctas) * commParams.linksPerCta;
+  double links = std::min<double>(usable, ctaLinks);
+  return links * group.linkBytesPerUs * commParams.busEfficiency;
+}
+
+double CostModel::peerBandwidth(const GroupSpec &group, int64_t ctas) const {
+  // One transfer to one peer: through a switch it can use all links; on a
+  // full mesh only the links to that peer; on a ring one neighbour link.
+  double links = 1.0;
+  switch (group.topology) {
+  case Topology::switch_:
+  case Topology::hierarchical:
+    links = group.linksPerGpu;
+    break;
+  case Topology::full_mesh:
+    links = std::max<double>(
+        1.0, std::floor(double(group.linksPerGpu) / double(group.size - 1)));
+    break;
+  case Topology::ring:
+    links = 1.0;
+    break;
+  }
+  links = std::min(links, effectiveCtas(ctas) * commParams.linksPerCta);
+  return links * group.linkBytesPerUs * commParams.busEfficiency;
+}
+
+CollectiveEstimate CostModel::collective(
+    CollectiveKind kind, int64_t payloadBytes, const GroupSpec &group,
+    int64_t ctas, std::optional<CollectiveAlgorithm> forced,
+    int64_t shift) const {
+  const double n = double(group.size);
+  const double bytes = double(payloadBytes);
+  const double launch = spec.launchOverheadUs;
+  const double alpha = group.linkLatencyUs;
+  CollectiveEstimate best;
+  best.timeUs = -1;
+  auto consider = [&](CollectiveAlgorithm algorithm, int64_t steps,
+                      double timeUs, double bw) {
+    if (forced && *forced != algorithm)
+      return;
+    if (best.timeUs < 0 || timeUs < best.timeUs)
+      best = CollectiveEstimate{timeUs, algorithm, steps, bw};
+  };
+
+  if (group.size <= 1) {
+    // A group of one only copies locally.
+    double bw = spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6;
+    return CollectiveEstimate{launch + bytes / bw,
+                              forced.value_or(CollectiveAlgorithm::Direct), 0,
+                              bw};
+  }
+
+  if (group.topology == Topology::hierarchical) {
+    // Two levels: inside a node over the switch, across nodes over the NIC
+    // (one NIC per GPU, each GPU carrying 1/g of the inter-node traffic).
+    double g = double(group.gpusPerNode);
+    double nodes = n / g;
+    GroupSpec intra = group;
+    intra.topology = Topology::switch_;
+    intra.size = group.gpusPerNode;
+    double intraBw = nativeBandwidth(intra, ctas);
+    double interBw = group.interNodeBytesPerUs * commParams.busEfficiency;
+    // One pass (all-gather or reduce-scatter) of `b` bytes.
+    auto pass = [&](double b) {
+      double t = 0;
+      if (g > 1)
+        t += (g - 1) * alpha + (g - 1) / g * b / intraBw;
+      if (nodes > 1)
+        t += (nodes - 1) * group.interNodeLatencyUs +
+             (nodes - 1) / nodes * b / g / interBw;
+      return t;
+    };
+    int64_t steps = int64_t(g - 1 + nodes - 1);
+    double t = 0;
+    switch (kind) {
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+      t = pass(bytes);
+      break;
+    case CollectiveKind::all_reduce:
+      t = 2 * pass(bytes);
+      steps *= 2;
+      break;
+    case CollectiveKind::all_to_all:
+      // Each GPU sends (nodes-1)/nodes of its buffer off-node over its NIC.
+      t = alpha + (g - 1) / n * bytes / intraBw + group.interNodeLatencyUs +
+          (nodes - 1) / nodes * bytes / interBw;
+      steps = 2;
+      break;
+    case CollectiveKind::permute:
+      t = group.interNodeLatencyUs + bytes / interBw;
+      steps = 1;
+      break;
+    }
+    return CollectiveEstimate{launch + t,
+                              forced.value_or(CollectiveAlgorithm::Hierarchical),
+                              steps, interBw};
+  }
+
+  const double bw = nativeBandwidth(group, ctas);
+  switch (kind) {
+  case CollectiveKind::all_gather:
+  case CollectiveKind::reduce_scatter: {
+    double volume = (n - 1) / n * bytes;
+    consider(CollectiveAlgorithm::Ring, group.size - 1,
+             launch + (n - 1) * alpha + volume / bw, bw);
+    // Every pair has its own links: one step reaches all peers at once.
+    if (group.topology == Topology::full_mesh)
+      consider(CollectiveAlgorithm::Direct, 1, launch + alpha + volume / bw,
+               bw);
+    // As a sequence of P2P ring steps (what a chunked pipeline issues), each
+    // step limited to one peer's links. Only on request: a native collective
+    // never decomposes itself this way.
+    if (forced == CollectiveAlgorithm::PeerToPeer) {
+      double p2p = peerBandwidth(group, ctas);
+      consider(CollectiveAlgorithm::PeerToPeer, group.size - 1,
+               launch + (n - 1) * (alpha + launch) + volume / p2p, p2p);
+    }
+    break;
+  }
+  case CollectiveKind::all_reduce: {
+    double volume = 2 * (n - 1) / n * bytes;
+    consider(CollectiveAlgorithm::Ring, 2 * (group.size - 1),
+             launch + 2 * (n - 1) * alpha + volume / bw, bw);
+    int64_t depth = int64_t(std::ceil(std::log2(n)));
+    consider(CollectiveAlgorithm::Tree, 2 * depth,
+             launch + 2 * depth * alpha + 2 * bytes / bw, bw);
+    if (group.topology == Topology::full_mesh)
+      consider(CollectiveAlgorithm::Direct, 2,
+               launch + 2 * alpha + volume / bw, bw);
+    break;
+  }
+  case CollectiveKind::all_to_all: {
+    double volume = (n - 1) / n * bytes;
+    // On a ring, slices cross n/4 links on average (both directions used).
+    double hops =
+        group.topology == Topology::ring ? std::max(1.0, n / 4.0) : 1.0;
+    consider(CollectiveAlgorithm::Direct, 1,
+             launch + hops * alpha + volume * hops / bw, bw);
+    break;
+  }
+  case CollectiveKind::permute: {
+    double p2p = peerBandwidth(group, ctas);
+    int64_t s = ((shift % group.size) + group.size) % group.size;
+    int64_t hops = group.topology == Topology::ring
+                       ? std::min<int64_t>(s, group.size - s)
+                       : 1;
+    consider(CollectiveAlgorithm::PeerToPeer, hops,
+             launch + hops * alpha + bytes / p2p, p2p);
+    break;
+  }
+  }
+  if (best.timeUs < 0) {
+    // The forced algorithm does not apply to this kind/topology: fall back
+    // to the unforced choice and let the caller see the algorithm it got.
+    return collective(kind, payloadBytes, group, ctas, std::nullopt, shift);
+  }
+  return best;
+}

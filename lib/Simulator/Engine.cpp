@@ -1,0 +1,171 @@
+//===- Engine.cpp - Discrete-event simulation of a multi-stream schedule --===//
+
+#include "tandem/Simulator/Engine.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir::tandem;
+using namespace mlir::tandem::sim;
+
+double sim::gemmTimeOnSms(const Task &task, int64_t sms) {
+  sms = std::max<int64_t>(sms, 1);
+  int64_t waves = (task.tiles + sms - 1) / sms;
+  return std::max(waves * task.waveUs, task.floorUs) + task.overheadUs;
+}
+
+namespace {
+struct Running {
+  unsigned task;
+  double remaining = 1.0; ///< Fraction of the work left.
+  double rate = 0.0;      ///< Fraction per microsecond.
+};
+} // namespace
+
+/// Rates of the running tasks given who runs beside whom.
+static void computeRates(const Problem &problem,
+                         std::vector<Running> &running) {
+  int64_t commSms = 0;
+  unsigned computeCount = 0;
+  llvm::StringMap<unsigned> perFabric;
+  for (const Running &r : running) {
+    const Task &t = problem.tasks[r.task];
+    if (t.kind == TaskKind::Collective) {
+      commSms += t.commSms;
+      ++perFabric[t.fabric];
+    } else {
+      ++computeCount;
+    }
+  }
+  bool commActive = !perFabric.empty();
+  ContentionPoint c = problem.contention.lookup(commSms);
+  int64_t freeSms = std::max<int64_t>(1, problem.smCount - commSms);
+  // Concurrent compute kernels split the free SMs evenly.
+  int64_t share = std::max<int64_t>(1, freeSms / std::max(1u, computeCount));
+
+  for (Running &r : running) {
+    const Task &t = problem.tasks[r.task];
+    double timeUs = t.aloneUs;
+    double slowdown = 1.0;
+    switch (t.kind) {
+    case TaskKind::Gemm: {
+      int64_t sms = t.smTarget > 0 ? std::min(t.smTarget, share) : share;
+      timeUs = gemmTimeOnSms(t, std::min<int64_t>(sms, problem.smCount));
+      if (commActive)
+        slowdown = c.gemmSlowdown;
+      break;
+    }
+    case TaskKind::Compute:
+      timeUs = t.aloneUs * double(problem.smCount) / double(share);
+      if (commActive)
+        slowdown = c.gemmSlowdown;
+      break;
+    case TaskKind::Memory:
+      if (commActive)
+        slowdown = c.memorySlowdown;
+      break;
+    case TaskKind::Collective:
+      slowdown = perFabric[t.fabric];
+      if (computeCount > 0)
+        slowdown *= c.commSlowdown;
+      break;
+    case TaskKind::Wait:
+      break;
+    }
+    r.rate = timeUs > 0 ? 1.0 / (timeUs * slowdown)
+                        : std::numeric_limits<double>::infinity();
+  }
+}
+
+std::optional<Result> sim::simulate(const Problem &problem,
+                                    std::string &error) {
+  const size_t n = problem.tasks.size();
+  Result result;
+  result.timings.assign(n, Timing{});
+  std::vector<bool> done(n, false), started(n, false);
+
+  // Per-stream queues in program order.
+  unsigned numStreams = problem.streamNames.size();
+  for (const Task &t : problem.tasks)
+    numStreams = std::max(numStreams, t.stream + 1);
+  std::vector<std::vector<unsigned>> queues(numStreams);
+  for (unsigned i = 0; i < n; ++i)
+    queues[problem.tasks[i].stream].push_back(i);
+  std::vector<size_t> head(numStreams, 0);
+  std::vector<bool> streamBusy(numStreams, false);
+
+  std::vector<Running> running;
+  double now = 0.0;
+  size_t finished = 0;
+  while (finished < n) {
+    // Start everything that can start now; zero-time tasks finish at once
+    // and may unblock more, so iterate to a fixed point.
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (unsigned s = 0; s < numStreams; ++s) {
+        if (streamBusy[s] || head[s] >= queues[s].size())
+          continue;
+        unsigned id = queues[s][head[s]];
+        const Task &t = problem.tasks[id];
+        if (!std::all_of(t.deps.begin(), t.deps.end(),
+                         [&](unsigned d) { return done[d]; }))
+          continue;
+        started[id] = true;
+        result.timings[id].startUs = now;
+        ++head[s];
+        progress = true;
+        if (t.kind == TaskKind::Wait || t.aloneUs <= 0.0) {
+          result.timings[id].endUs = now;
+          done[id] = true;
+          ++finished;
+          continue;
+        }
+        streamBusy[s] = true;
+        running.push_back(Running{id});
+      }
+    }
+    if (finished == n)
+      break;
+    if (running.empty()) {
+      llvm::raw_string_ostream os(error);
+      os << "the schedule deadlocks at t = " << now << " us:";
+      for (unsigned s = 0; s < numStreams; ++s) {
+        if (head[s] >= queues[s].size())
+          continue;
+        const Task &t = problem.tasks[queues[s][head[s]]];
+        os << " stream " << s << " waits at '" << t.name << "' for";
+        for (unsigned d : t.deps)
+          if (!done[d])
+            os << " '" << problem.tasks[d].name << "'";
+        os << ";";
+      }
+      return std::nullopt;
+    }
+    computeRates(problem, running);
+    double step = std::numeric_limits<double>::infinity();
+    for (const Running &r : running)
+      step = std::min(step, r.remaining / r.rate);
+    now += step;
+    std::vector<Running> still;
+    for (Running &r : running) {
+      r.remaining -= step * r.rate;
+      if (r.remaining <= 1e-9) {
+        result.timings[r.task].endUs = now;
+        done[r.task] = true;
+        streamBusy[problem.tasks[r.task].stream] = false;
+        ++finished;
+      } else {
+        still.push_back(r);
+      }
+    }
+    running.swap(still);
+  }
+  for (const Timing &t : result.timings)
+    result.spanUs = std::max(result.spanUs, t.endUs);
+  return result;
+}

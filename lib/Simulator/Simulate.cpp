@@ -1,0 +1,402 @@
+//===- Simulate.cpp - Simulate a tandem function on its target ------------===//
+
+#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/DependenceGraph.h"
+#include "tandem/Analysis/MemoryLiveness.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
+                                                  StringRef targetOverride,
+                                                  StringRef calibrationPath) {
+  TargetAttr target;
+  if (!targetOverride.empty()) {
+    target = TargetAttr::getPreset(module.getContext(), targetOverride);
+    if (!target) {
+      auto diag = module.emitError()
+                  << "unknown target preset '" << targetOverride
+                  << "'; known presets: ";
+      llvm::interleaveComma(TargetAttr::getPresetNames(), diag);
+      return failure();
+    }
+  } else {
+    Attribute attr = module->getAttr(TandemDialect::getTargetAttrName());
+    target = dyn_cast_or_null<TargetAttr>(attr);
+    if (!target)
+      return module.emitError()
+             << "the module has no '" << TandemDialect::getTargetAttrName()
+             << "' attribute: add one (e.g. {tandem.target = "
+                "#tandem.target<\"h200\">}) or pass a target preset";
+  }
+  ContentionTable table = ContentionTable::defaults();
+  if (!calibrationPath.empty()) {
+    std::string error;
+    std::optional<ContentionTable> loaded =
+        ContentionTable::load(calibrationPath, error);
+    if (!loaded)
+      return module.emitError() << error;
+    table = std::move(*loaded);
+  }
+  return CostModel(GpuSpec::fromAttr(target), std::move(table));
+}
+
+/// Integer value of a discardable attribute, if present.
+static std::optional<int64_t> getIntAttr(Operation *op, StringRef name) {
+  if (auto attr = op->getAttrOfType<IntegerAttr>(name))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+/// A readable name for an op in traces and errors: its NameLoc if it has
+/// one, else the op name and its position.
+static std::string opLabel(Operation *op, unsigned position) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  return (op->getName().getStringRef() + "#" + llvm::Twine(position)).str();
+}
+
+FailureOr<SimulationReport>
+mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model) {
+  SimulationReport report;
+  report.function = func.getSymName().str();
+  if (func.isExternal())
+    return func.emitError("cannot simulate a function without a body");
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("tandem-simulate needs a single-block function; '@")
+           << func.getSymName() << "' has "
+           << func.getBody().getBlocks().size() << " blocks";
+  Block &block = func.getBody().front();
+  const GpuSpec &gpu = model.gpu();
+
+  sim::Problem &problem = report.problem;
+  problem.smCount = gpu.smCount;
+  problem.contention = model.contention();
+  problem.streamNames = {"compute"};
+  llvm::StringMap<unsigned> commStreamOf;
+  llvm::StringMap<GroupSpec> groups;
+  llvm::DenseMap<Operation *, unsigned> taskOf;
+  llvm::DenseMap<Operation *, double> aloneOf;
+
+  auto streamFor = [&](Operation *op, unsigned fallback) -> unsigned {
+    std::optional<int64_t> s = getIntAttr(op, kStreamAttrName);
+    if (!s)
+      return fallback;
+    while (problem.streamNames.size() <= uint64_t(*s))
+      problem.streamNames.push_back(
+          ("stream " + llvm::Twine(problem.streamNames.size())).str());
+    return unsigned(*s);
+  };
+
+  unsigned position = 0;
+  for (Operation &op : block) {
+    ++position;
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (auto attr = op.getAttr(kStreamAttrName);
+        attr && (!isa<IntegerAttr>(attr) ||
+                 cast<IntegerAttr>(attr).getInt() < 0))
+      return op.emitError() << "'" << kStreamAttrName
+                            << "' must be a non-negative integer";
+    sim::Task task;
+    task.name = opLabel(&op, position);
+    if (auto compute = dyn_cast<ComputeOpInterface>(&op)) {
+      std::string error;
+      std::optional<int64_t> smTarget = getIntAttr(&op, kSmTargetAttrName);
+      if (smTarget && (*smTarget < 1 || *smTarget > gpu.smCount))
+        return op.emitError() << "'" << kSmTargetAttrName << "' must be in [1, "
+                              << gpu.smCount << "], got " << *smTarget;
+      std::optional<ComputeEstimate> e = model.compute(compute, error);
+      if (!e)
+        return op.emitError() << error;
+      task.aloneUs = e->timeUs;
+      task.stream = streamFor(&op, 0);
+      if (e->tiles > 0) {
+        task.kind = sim::TaskKind::Gemm;
+        task.tiles = e->tiles;
+        task.waveUs = e->tileUs;
+        task.floorUs = e->floorUs;
+        task.overheadUs = gpu.launchOverheadUs;
+        task.smTarget = smTarget.value_or(0);
+      } else {
+        task.kind = e->memoryBound ? sim::TaskKind::Memory
+                                   : sim::TaskKind::Compute;
+      }
+      ++report.numComputeOps;
+      report.computeUs += e->timeUs;
+    } else if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
+      StringRef groupName = collective.getGroupAttr().getValue();
+      auto groupIt = groups.find(groupName);
+      if (groupIt == groups.end()) {
+        GroupOp group = lookupGroup(&op, collective.getGroupAttr());
+        if (!group)
+          return op.emitError() << "process group @" << groupName
+                                << " not found";
+        groupIt = groups.try_emplace(groupName, GroupSpec::fromOp(group)).first;
+      }
+      std::optional<int64_t> ctas = getIntAttr(&op, kCommSmsAttrName);
+      if (ctas && (*ctas < 1 || *ctas >= gpu.smCount))
+        return op.emitError() << "'" << kCommSmsAttrName << "' must be in [1, "
+                              << gpu.smCount << "), got " << *ctas;
+      int64_t shift = 1;
+      if (auto permute = dyn_cast<PermuteOp>(&op))
+        shift = permute.getShift();
+      else if (auto permute = dyn_cast<PermuteStartOp>(&op))
+        shift = permute.getShift();
+      CollectiveEstimate e = model.collective(
+          collective.getCollectiveKind(), collective.getPayloadBytes(),
+          groupIt->second, ctas.value_or(0), std::nullopt, shift);
+      task.kind = sim::TaskKind::Collective;
+      task.aloneUs = e.timeUs;
+      task.commSms = ctas.value_or(gpu.collectiveSms);
+      task.fabric = groupName.str();
+      unsigned fallback = 0;
+      if (collective.isAsync()) {
+        auto [it, inserted] =
+            commStreamOf.try_emplace(groupName, problem.streamNames.size());
+        if (inserted)
+          problem.streamNames.push_back(("comm @" + groupName).str());
+        fallback = it->second;
+      }
+      task.stream = streamFor(&op, fallback);
+      ++report.numCollectives;
+      report.commUs += e.timeUs;
+    } else if (isa<WaitOp>(op)) {
+      task.kind = sim::TaskKind::Wait;
+      task.stream = streamFor(&op, 0);
+    } else {
+      return op.emitError() << "'" << op.getName()
+                            << "' has no cost model: tandem-simulate knows "
+                               "tandem compute ops, collectives and waits";
+    }
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (auto it = taskOf.find(def); it != taskOf.end())
+          task.deps.push_back(it->second);
+    taskOf[&op] = problem.tasks.size();
+    aloneOf[&op] = task.aloneUs;
+    problem.tasks.push_back(std::move(task));
+  }
+
+  std::string error;
+  std::optional<sim::Result> result = sim::simulate(problem, error);
+  if (!result)
+    return func.emitError() << error;
+  report.result = std::move(*result);
+  const std::vector<sim::Timing> &timing = report.result.timings;
+  report.spanUs = report.result.spanUs;
+  report.boundUs = std::max(report.computeUs, report.commUs);
+
+  // Exposed communication: on the compute stream, the time collectives run
+  // there, plus every gap whose last-finishing dependence is communication.
+  double prevEnd = 0.0;
+  for (unsigned id = 0; id < problem.tasks.size(); ++id) {
+    const sim::Task &t = problem.tasks[id];
+    if (t.stream != 0)
+      continue;
+    double gap = timing[id].startUs - prevEnd;
+    if (gap > 1e-9) {
+      int blocker = -1;
+      for (unsigned d : t.deps)
+        if (blocker < 0 || timing[d].endUs > timing[blocker].endUs)
+          blocker = d;
+      if (blocker >= 0) {
+        sim::TaskKind k = problem.tasks[blocker].kind;
+        if (k == sim::TaskKind::Collective || k == sim::TaskKind::Wait)
+          report.exposedCommUs += gap;
+      }
+    }
+    if (t.kind == sim::TaskKind::Collective)
+      report.exposedCommUs += timing[id].endUs - timing[id].startUs;
+    prevEnd = std::max(prevEnd, timing[id].endUs);
+  }
+  report.overlapEfficiency =
+      report.commUs > 0
+          ? std::clamp(1.0 - report.exposedCommUs / report.commUs, 0.0, 1.0)
+          : 1.0;
+  // Summing per-op times leaves rounding noise; keep the report readable.
+  if (report.overlapEfficiency < 1e-9)
+    report.overlapEfficiency = 0.0;
+
+  // Peak memory over time: a buffer lives from its producer's start to the
+  // end of its last consumer; arguments and returned values for the whole
+  // span; a wait's result is its future's buffer.
+  struct Interval {
+    int64_t bytes;
+    double from, to;
+  };
+  llvm::SmallVector<Interval> intervals;
+  llvm::DenseMap<Value, unsigned> bufferOf;
+  for (BlockArgument arg : block.getArguments()) {
+    bufferOf[arg] = intervals.size();
+    intervals.push_back({getValueBytes(arg), 0.0, report.spanUs});
+  }
+  for (Operation &op : block) {
+    auto it = taskOf.find(&op);
+    double start = it != taskOf.end() ? timing[it->second].startUs : 0.0;
+    double end = it != taskOf.end() ? timing[it->second].endUs : report.spanUs;
+    if (isa<func::ReturnOp>(op))
+      end = report.spanUs;
+    for (Value operand : op.getOperands())
+      if (auto b = bufferOf.find(operand); b != bufferOf.end())
+        intervals[b->second].to = std::max(intervals[b->second].to, end);
+    for (Value res : op.getResults()) {
+      if (auto wait = dyn_cast<WaitOp>(op))
+        if (auto b = bufferOf.find(wait.getFuture()); b != bufferOf.end()) {
+          bufferOf[res] = b->second;
+          continue;
+        }
+      bufferOf[res] = intervals.size();
+      intervals.push_back({getValueBytes(res), start, end});
+    }
+  }
+  std::vector<std::pair<double, int64_t>> events;
+  for (const Interval &i : intervals) {
+    events.push_back({i.from, i.bytes});
+    events.push_back({i.to, -i.bytes});
+  }
+  // At equal times, frees come first: a buffer freed at t can be reused by
+  // one allocated at t.
+  std::sort(events.begin(), events.end(), [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  int64_t live = 0;
+  for (auto &[time, delta] : events) {
+    live += delta;
+    report.peakMemoryBytes = std::max(report.peakMemoryBytes, live);
+  }
+  report.staticPeakMemoryBytes = computePeakMemory(block).peakBytes;
+
+  DependenceGraph graph(block);
+  report.criticalPathUs =
+      graph
+          .getCriticalPath([&](Operation *op) {
+            auto it = aloneOf.find(op);
+            return it == aloneOf.end() ? 0.0 : it->second;
+          })
+          .lengthUs;
+  return report;
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Object reportObject(const SimulationReport &r) {
+  return llvm::json::Object{
+      {"function", r.function},
+      {"span_us", r.spanUs},
+      {"compute_us", r.computeUs},
+      {"comm_us", r.commUs},
+      {"bound_us", r.boundUs},
+      {"critical_path_us", r.criticalPathUs},
+      {"exposed_comm_us", r.exposedCommUs},
+      {"overlap_efficiency", r.overlapEfficiency},
+      {"span_over_bound", r.boundUs > 0 ? r.spanUs / r.boundUs : 1.0},
+      {"peak_memory_bytes", r.peakMemoryBytes},
+      {"static_peak_memory_bytes", r.staticPeakMemoryBytes},
+      {"compute_ops", int64_t(r.numComputeOps)},
+      {"collectives", int64_t(r.numCollectives)},
+      {"streams", int64_t(r.problem.streamNames.size())},
+  };
+}
+
+void mlir::tandem::writeReportJson(ArrayRef<SimulationReport> reports,
+                                   StringRef target, llvm::raw_ostream &os) {
+  // The first function's metrics also sit at the top level, so that the
+  // common one-function case reads `report["span_us"]` directly.
+  llvm::json::Object root;
+  if (!reports.empty())
+    root = reportObject(reports.front());
+  root["version"] = 1;
+  root["target"] = target;
+  llvm::json::Array all;
+  for (const SimulationReport &r : reports)
+    all.push_back(reportObject(r));
+  root["functions"] = std::move(all);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}
+
+static StringRef taskKindName(sim::TaskKind kind) {
+  switch (kind) {
+  case sim::TaskKind::Gemm:
+    return "gemm";
+  case sim::TaskKind::Compute:
+    return "compute";
+  case sim::TaskKind::Memory:
+    return "memory";
+  case sim::TaskKind::Collective:
+    return "collective";
+  case sim::TaskKind::Wait:
+    return "wait";
+  }
+  llvm_unreachable("unknown task kind");
+}
+
+void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
+                                    llvm::raw_ostream &os) {
+  llvm::json::Array events;
+  for (auto [pid, r] : llvm::enumerate(reports)) {
+    events.push_back(llvm::json::Object{
+        {"ph", "M"},
+        {"name", "process_name"},
+        {"pid", int64_t(pid)},
+        {"args", llvm::json::Object{{"name", "simulated @" + r.function}}}});
+    for (auto [tid, name] : llvm::enumerate(r.problem.streamNames))
+      events.push_back(llvm::json::Object{
+          {"ph", "M"},
+          {"name", "thread_name"},
+          {"pid", int64_t(pid)},
+          {"tid", int64_t(tid)},
+          {"args", llvm::json::Object{{"name", name}}}});
+    for (auto [id, task] : llvm::enumerate(r.problem.tasks)) {
+      const sim::Timing &t = r.result.timings[id];
+      double dur = t.endUs - t.startUs;
+      events.push_back(llvm::json::Object{
+          {"ph", "X"},
+          {"name", task.name},
+          {"cat", taskKindName(task.kind)},
+          {"pid", int64_t(pid)},
+          {"tid", int64_t(task.stream)},
+          {"ts", t.startUs},
+          {"dur", dur},
+          {"args",
+           llvm::json::Object{
+               {"alone_us", task.aloneUs},
+               {"slowdown", task.aloneUs > 0 ? dur / task.aloneUs : 1.0}}}});
+    }
+  }
+  llvm::json::Object root{{"traceEvents", std::move(events)},
+                          {"displayTimeUnit", "ms"}};
+  os << llvm::json::Value(std::move(root)) << "\n";
+}
+
+void mlir::tandem::printSummary(const SimulationReport &r,
+                                llvm::raw_ostream &os) {
+  auto ms = [](double us) { return llvm::format("%10.3f ms", us / 1000.0); };
+  os << "@" << r.function << ": " << r.numComputeOps << " compute ops, "
+     << r.numCollectives << " collectives, " << r.problem.streamNames.size()
+     << " stream(s)\n";
+  os << "  span                " << ms(r.spanUs) << "\n";
+  os << "  compute (alone)     " << ms(r.computeUs) << "\n";
+  os << "  communication       " << ms(r.commUs) << "\n";
+  os << "  bound max(comp,comm)" << ms(r.boundUs)
+     << llvm::format("   span/bound %.3f\n",
+                     r.boundUs > 0 ? r.spanUs / r.boundUs : 1.0);
+  os << "  exposed comm        " << ms(r.exposedCommUs)
+     << llvm::format("   hidden %.1f%%\n", 100.0 * r.overlapEfficiency);
+  os << "  critical path       " << ms(r.criticalPathUs) << "\n";
+  os << llvm::format("  peak memory         %10.2f GiB\n",
+                     double(r.peakMemoryBytes) / double(1LL << 30));
+}

@@ -1,0 +1,247 @@
+//===- tandem-gen.cpp - Generate the IR of a training step ----------------===//
+//
+// Command-line front end of the step generator: reads the model, parallelism
+// and target options, rejects combinations that Megatron TP+SP cannot run
+// with a one-line error, builds the step, verifies it and prints it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StepGenerator.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace tandem::gen;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory genCategory("tandem-gen options");
+
+static cl::opt<std::string> modelName(
+    "model",
+    cl::desc("Model preset: gpt3-175b, llama3-70b, llama3-8b, or custom "
+             "(which needs --hidden, --heads and --ffn)"),
+    cl::value_desc("name"), cl::init("gpt3-175b"), cl::cat(genCategory));
+static cl::opt<int64_t>
+    hidden("hidden", cl::desc("Hidden size (overrides the preset's)"),
+           cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<int64_t>
+    heads("heads", cl::desc("Attention heads (overrides the preset's)"),
+          cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<int64_t> kvHeads(
+    "kv-heads",
+    cl::desc("Key/value heads, fewer than --heads for grouped-query "
+             "attention (default: the preset's; for custom, --heads)"),
+    cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<int64_t>
+    ffn("ffn", cl::desc("FFN inner size (overrides the preset's)"),
+        cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<std::string>
+    mlpName("mlp",
+            cl::desc("MLP: gelu (2 matrices) or swiglu (3 matrices, gate and "
+                     "up fused in fc1) (default: the preset's; custom: gelu)"),
+            cl::value_desc("kind"), cl::cat(genCategory));
+static cl::opt<std::string>
+    normName("norm",
+             cl::desc("Normalisation: layer or rms (default: the preset's; "
+                      "custom: layer)"),
+             cl::value_desc("kind"), cl::cat(genCategory));
+static cl::opt<int64_t>
+    layers("layers",
+           cl::desc("Transformer layers (default: the preset's; custom: 1)"),
+           cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<int64_t> seq("seq",
+                            cl::desc("Tokens per micro-batch (default 2048)"),
+                            cl::value_desc("n"), cl::init(2048),
+                            cl::cat(genCategory));
+static cl::opt<int64_t> microBatches(
+    "micro-batches",
+    cl::desc("Micro-batches accumulated in one step (default 1)"),
+    cl::value_desc("n"), cl::init(1), cl::cat(genCategory));
+static cl::opt<int64_t>
+    tp("tp", cl::desc("Tensor-parallel degree, at most one node (default 8)"),
+       cl::value_desc("n"), cl::init(8), cl::cat(genCategory));
+static cl::opt<int64_t> dp("dp",
+                           cl::desc("Data-parallel degree (default 1)"),
+                           cl::value_desc("n"), cl::init(1),
+                           cl::cat(genCategory));
+static cl::opt<std::string>
+    dtypeName("dtype", cl::desc("Element type: bf16 or f16 (default bf16)"),
+              cl::value_desc("type"), cl::init("bf16"), cl::cat(genCategory));
+static cl::opt<std::string>
+    targetName("target",
+               cl::desc("Target GPU: h100, h200 or mi300x (default h200)"),
+               cl::value_desc("name"), cl::init("h200"),
+               cl::cat(genCategory));
+static cl::opt<std::string> topologyName(
+    "topology",
+    cl::desc("How one node's GPUs are linked: switch, full-mesh or ring "
+             "(default: full-mesh for mi300x, switch otherwise)"),
+    cl::value_desc("kind"), cl::cat(genCategory));
+static cl::opt<std::string> outputFilename("o",
+                                           cl::desc("Output file (default "
+                                                    "stdout)"),
+                                           cl::value_desc("file"),
+                                           cl::init("-"),
+                                           cl::cat(genCategory));
+static cl::opt<bool> printNames(
+    "print-names",
+    cl::desc("Name each value after its location, e.g. %l0.fc1.fprop.mb0 "
+             "(default true; =false prints %0, %1, ...)"),
+    cl::init(true), cl::cat(genCategory));
+static cl::opt<bool>
+    printLocations("print-locations",
+                   cl::desc("Print every op's and argument's location "
+                            "(its NameLoc) as loc(...)"),
+                   cl::init(false), cl::cat(genCategory));
+
+/// Prints a one-line error in the form tests match and returns the exit code.
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "tandem-gen: error: " << message << "\n";
+  return 1;
+}
+
+/// Names of a list, comma-separated, for error messages.
+template <typename Range, typename NameFn>
+static std::string joinNames(const Range &range, NameFn nameOf) {
+  return llvm::join(llvm::map_range(range, nameOf), ", ");
+}
+
+/// Fills `config` from the options; on failure returns the message.
+static std::optional<std::string> readOptions(StepConfig &config) {
+  // Model: a preset, possibly with overrides, or custom.
+  ModelShape &model = config.model;
+  bool custom = modelName == "custom";
+  if (custom) {
+    SmallVector<StringRef> missing;
+    if (!hidden.getNumOccurrences())
+      missing.push_back("--hidden");
+    if (!heads.getNumOccurrences())
+      missing.push_back("--heads");
+    if (!ffn.getNumOccurrences())
+      missing.push_back("--ffn");
+    if (!missing.empty())
+      return "--model custom needs --hidden, --heads and --ffn; missing " +
+             llvm::join(missing, ", ");
+    model.layers = 1;
+  } else if (const ModelPreset *preset = lookupModelPreset(modelName)) {
+    model = preset->shape;
+  } else {
+    return "unknown --model '" + modelName + "'; valid: " +
+           joinNames(getModelPresets(),
+                     [](const ModelPreset &p) { return p.name; }) +
+           ", custom";
+  }
+  if (hidden.getNumOccurrences())
+    model.hidden = hidden;
+  if (heads.getNumOccurrences())
+    model.heads = heads;
+  if (kvHeads.getNumOccurrences())
+    model.kvHeads = kvHeads;
+  else if (custom)
+    model.kvHeads = model.heads;
+  if (ffn.getNumOccurrences())
+    model.ffn = ffn;
+  if (layers.getNumOccurrences())
+    model.layers = layers;
+  if (mlpName.getNumOccurrences()) {
+    if (mlpName == "gelu")
+      model.mlp = MlpKind::gelu;
+    else if (mlpName == "swiglu")
+      model.mlp = MlpKind::swiglu;
+    else
+      return "unknown --mlp '" + mlpName + "'; valid: gelu, swiglu";
+  }
+  if (normName.getNumOccurrences()) {
+    if (normName == "layer")
+      model.norm = tandem::NormKind::layer;
+    else if (normName == "rms")
+      model.norm = tandem::NormKind::rms;
+    else
+      return "unknown --norm '" + normName + "'; valid: layer, rms";
+  }
+
+  config.seq = seq;
+  config.microBatches = microBatches;
+  config.tp = tp;
+  config.dp = dp;
+
+  // FP8 training keeps BF16 master weights and per-tensor scales, which the
+  // generator does not model: only one-type steps are offered.
+  if (dtypeName == "bf16")
+    config.dtype = DataType::bf16;
+  else if (dtypeName == "f16")
+    config.dtype = DataType::f16;
+  else
+    return "unsupported --dtype '" + dtypeName + "'; valid: bf16, f16";
+
+  const NodeNetwork *network = lookupNodeNetwork(targetName);
+  if (!network)
+    return "unknown --target '" + targetName + "'; valid: " +
+           joinNames(getNodeNetworks(),
+                     [](const NodeNetwork &n) { return n.target; });
+  config.target = targetName;
+
+  if (!topologyName.getNumOccurrences())
+    config.topology = network->nativeTopology;
+  else if (topologyName == "switch")
+    config.topology = tandem::Topology::switch_;
+  else if (topologyName == "full-mesh")
+    config.topology = tandem::Topology::full_mesh;
+  else if (topologyName == "ring")
+    config.topology = tandem::Topology::ring;
+  else
+    return "unknown --topology '" + topologyName +
+           "'; valid: switch, full-mesh, ring";
+  return std::nullopt;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(genCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tandem-gen: writes the tandem IR of one training step (forward and "
+      "backward)\nof a transformer stack under Megatron tensor parallelism "
+      "with sequence\nparallelism, optionally with data parallelism and "
+      "gradient accumulation.\n");
+
+  StepConfig config;
+  if (std::optional<std::string> error = readOptions(config))
+    return fail(*error);
+  if (llvm::Error error = validateStepConfig(config))
+    return fail(llvm::toString(std::move(error)));
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = buildTrainStep(context, config);
+  // The generator must only ever produce valid IR: a failure here is a bug
+  // in tandem-gen, reported with the verifier's diagnostics (which the
+  // context prints to stderr).
+  if (failed(verify(*module)))
+    return fail("the generated IR does not verify; this is a tandem-gen bug");
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  OpPrintingFlags flags;
+  flags.printNameLocAsPrefix(printNames);
+  if (printLocations)
+    flags.enableDebugInfo();
+  module->print(output->os(), flags);
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
