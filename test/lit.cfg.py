@@ -12,9 +12,10 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tandem_obj_root, "test")
-# Unit/ has its own config (GoogleTest format); benchmarks/ holds scripts that
+# Unit/ is a suite of its own (GoogleTest format, found through its site
+# config in the build tree); benchmarks/ holds scripts that
 # are run by hand, never as tests.
-config.excludes = ["Unit", "benchmarks", "lit.cfg.py", "CMakeLists.txt"]
+config.excludes = ["benchmarks", "lit.cfg.py", "CMakeLists.txt"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tandem_src", config.tandem_src_root))

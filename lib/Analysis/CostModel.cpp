@@ -217,10 +217,23 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
   double perSmFlopsPerUs =
       spec.peakFlops(elementType) * spec.gemmEfficiency / spec.smCount / 1e6;
-  e.tiles = shape.batch * ceilDiv(shape.m, spec.gemmTileM) *
-            ceilDiv(shape.n, spec.gemmTileN);
+  // Tile choice: the target's tile, unless the problem has too few tiles to
+  // give every SM one; then halve the tile (N first, down to 64x64), as
+  // GEMM libraries pick smaller tiles for skinny problems.
+  int64_t tileM = spec.gemmTileM, tileN = spec.gemmTileN;
+  auto tilesFor = [&](int64_t tm, int64_t tn) {
+    return shape.batch * ceilDiv(shape.m, tm) * ceilDiv(shape.n, tn);
+  };
+  while (tilesFor(tileM, tileN) < spec.smCount &&
+         (tileM > 64 || tileN > 64)) {
+    if (tileN >= tileM && tileN > 64)
+      tileN /= 2;
+    else
+      tileM /= 2;
+  }
+  e.tiles = tilesFor(tileM, tileN);
   e.waves = ceilDiv(e.tiles, e.sms);
-  e.tileUs = 2.0 * spec.gemmTileM * spec.gemmTileN * shape.k / perSmFlopsPerUs;
+  e.tileUs = 2.0 * tileM * tileN * shape.k / perSmFlopsPerUs;
   e.floorUs =
       bytesAccessed / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
   double computeUs = e.waves * e.tileUs;

@@ -22,7 +22,7 @@
 
 using namespace mlir;
 using namespace mlir::tandem;
-using namespace tandem::gen;
+using namespace mlir::tandem::gen;
 
 //===----------------------------------------------------------------------===//
 // Models and networks
@@ -38,9 +38,9 @@ static const ModelPreset kModelPresets[] = {
     {"llama3-8b", {4096, 32, 8, 14336, MlpKind::swiglu, NormKind::rms, 32}},
 };
 
-ArrayRef<ModelPreset> tandem::gen::getModelPresets() { return kModelPresets; }
+ArrayRef<ModelPreset> mlir::tandem::gen::getModelPresets() { return kModelPresets; }
 
-const ModelPreset *tandem::gen::lookupModelPreset(StringRef name) {
+const ModelPreset *mlir::tandem::gen::lookupModelPreset(StringRef name) {
   for (const ModelPreset &preset : kModelPresets)
     if (preset.name == name)
       return &preset;
@@ -64,9 +64,9 @@ static const NodeNetwork kNodeNetworks[] = {
     {"mi300x", Topology::full_mesh, 8, 7, 64.0, 2.0, 50.0, 5.0},
 };
 
-ArrayRef<NodeNetwork> tandem::gen::getNodeNetworks() { return kNodeNetworks; }
+ArrayRef<NodeNetwork> mlir::tandem::gen::getNodeNetworks() { return kNodeNetworks; }
 
-const NodeNetwork *tandem::gen::lookupNodeNetwork(StringRef target) {
+const NodeNetwork *mlir::tandem::gen::lookupNodeNetwork(StringRef target) {
   for (const NodeNetwork &network : kNodeNetworks)
     if (network.target == target)
       return &network;
@@ -89,7 +89,7 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Error tandem::gen::validateStepConfig(const StepConfig &config) {
+llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
   const ModelShape &m = config.model;
   struct Size {
     StringRef option;
@@ -206,14 +206,14 @@ static GroupSpec getIntraNodeGroup(const NodeNetwork &network,
   return spec;
 }
 
-std::optional<GroupSpec> tandem::gen::getTpGroupSpec(const StepConfig &config) {
+std::optional<GroupSpec> mlir::tandem::gen::getTpGroupSpec(const StepConfig &config) {
   if (config.tp == 1)
     return std::nullopt;
   return getIntraNodeGroup(*lookupNodeNetwork(config.target), config.topology,
                            config.tp);
 }
 
-std::optional<GroupSpec> tandem::gen::getDpGroupSpec(const StepConfig &config) {
+std::optional<GroupSpec> mlir::tandem::gen::getDpGroupSpec(const StepConfig &config) {
   if (config.dp == 1)
     return std::nullopt;
   const NodeNetwork &network = *lookupNodeNetwork(config.target);
@@ -609,7 +609,7 @@ OwningOpRef<ModuleOp> StepBuilder::build() {
   return module;
 }
 
-OwningOpRef<ModuleOp> tandem::gen::buildTrainStep(MLIRContext &context,
+OwningOpRef<ModuleOp> mlir::tandem::gen::buildTrainStep(MLIRContext &context,
                                                   const StepConfig &config) {
   context.loadDialect<TandemDialect, func::FuncDialect>();
   return StepBuilder(context, config).build();

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+namespace mlir {
 namespace tandem {
 namespace gen {
 
@@ -134,5 +135,6 @@ mlir::OwningOpRef<mlir::ModuleOp> buildTrainStep(mlir::MLIRContext &context,
 
 } // namespace gen
 } // namespace tandem
+} // namespace mlir
 
 #endif // TANDEM_TOOLS_TANDEM_GEN_STEPGENERATOR_H

@@ -23,7 +23,7 @@
 #include <string>
 
 using namespace mlir;
-using namespace tandem::gen;
+using namespace mlir::tandem::gen;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory genCategory("tandem-gen options");

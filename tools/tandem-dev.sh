@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Newcomer entry point: installs what is missing, builds, and either runs the
+# main example or every test.
+#
+#   bash tools/tandem-dev.sh example   # install, build, run the main job
+#   bash tools/tandem-dev.sh test      # install, build, run every test
+#
+# Environment: BUILD_DIR (default build), JOBS (default 2).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-2}
+LLVM_BIN=/usr/lib/llvm-22/bin
+PACKAGES=(cmake ninja-build g++ llvm-22-dev llvm-22-tools libmlir-22-dev
+          mlir-22-tools libgtest-dev)
+
+usage() {
+  echo "usage: $0 example|test" >&2
+  exit 2
+}
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "== packages: all present"
+    return
+  fi
+  echo "== installing: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || {
+      echo "error: need root (or sudo) to install: ${missing[*]}" >&2
+      exit 1
+    }
+    sudo=sudo
+  fi
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+}
+
+build() {
+  echo "== configuring in $BUILD_DIR"
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+    -DLLVM_EXTERNAL_LIT="$LLVM_BIN/lit" >"$BUILD_DIR.configure.log" 2>&1 || {
+    cat "$BUILD_DIR.configure.log" >&2
+    exit 1
+  }
+  grep -E "Tandem runtime" "$BUILD_DIR.configure.log" || true
+  echo "== building (-j$JOBS)"
+  ninja -C "$BUILD_DIR" -j"$JOBS"
+}
+
+run_example() {
+  local out="$BUILD_DIR/example"
+  mkdir -p "$out"
+  local args=(--model gpt3-175b --layers 4 --tp 8 --target h200 --topology switch)
+  echo "== tandem-gen ${args[*]}"
+  "$BUILD_DIR/bin/tandem-gen" "${args[@]}" -o "$out/gpt3-175b-4l-tp8.mlir"
+  echo "== simulating the step as generated (serial: every collective blocks)"
+  "$BUILD_DIR/bin/tandem-opt" "$out/gpt3-175b-4l-tp8.mlir" -o /dev/null \
+    --tandem-simulate="summary=true report=$out/report.json trace=$out/trace.json"
+  echo
+  echo "IR:     $out/gpt3-175b-4l-tp8.mlir"
+  echo "report: $out/report.json"
+  echo "trace:  $out/trace.json (open in https://ui.perfetto.dev)"
+}
+
+run_tests() {
+  echo "== running every test (lit: FileCheck, unit and GPU tests)"
+  local log="$BUILD_DIR/check-tandem.log"
+  set +e
+  ninja -C "$BUILD_DIR" -j"$JOBS" check-tandem 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  # One closing line in the form CI reads: "N passed, N failed, N skipped".
+  local passed failed skipped
+  passed=$(grep -E "^\s*Passed\s*:" "$log" | awk -F: '{s+=$2} END {print s+0}')
+  failed=$(grep -E "^\s*(Failed|Unresolved|Timed Out|Unexpectedly Passed)\s*:" "$log" |
+    awk -F: '{s+=$2} END {print s+0}')
+  skipped=$(grep -E "^\s*(Unsupported|Expectedly Failed)\s*:" "$log" |
+    awk -F: '{s+=$2} END {print s+0}')
+  echo "$passed passed, $failed failed, $skipped skipped"
+  if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
+    exit 1
+  fi
+}
+
+[ $# -eq 1 ] || usage
+case "$1" in
+example) install_missing; build; run_example ;;
+test) install_missing; build; run_tests ;;
+*) usage ;;
+esac
