@@ -19,6 +19,7 @@ config.excludes = ["benchmarks", "lit.cfg.py", "CMakeLists.txt"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tandem_src", config.tandem_src_root))
+config.substitutions.append(("%tandem_obj", config.tandem_obj_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -32,13 +32,14 @@ using namespace mlir::tandem::gen;
 // d_model). Llama 3: Meta's model cards and params.json (70B: ffn 28672,
 // 8 KV heads; 8B: ffn 14336, 8 KV heads). See also DESIGN.md section 4.
 static const ModelPreset kModelPresets[] = {
-    {"gpt3-175b",
-     {12288, 96, 96, 49152, MlpKind::gelu, NormKind::layer, 96}},
+    {"gpt3-175b", {12288, 96, 96, 49152, MlpKind::gelu, NormKind::layer, 96}},
     {"llama3-70b", {8192, 64, 8, 28672, MlpKind::swiglu, NormKind::rms, 80}},
     {"llama3-8b", {4096, 32, 8, 14336, MlpKind::swiglu, NormKind::rms, 32}},
 };
 
-ArrayRef<ModelPreset> mlir::tandem::gen::getModelPresets() { return kModelPresets; }
+ArrayRef<ModelPreset> mlir::tandem::gen::getModelPresets() {
+  return kModelPresets;
+}
 
 const ModelPreset *mlir::tandem::gen::lookupModelPreset(StringRef name) {
   for (const ModelPreset &preset : kModelPresets)
@@ -64,7 +65,9 @@ static const NodeNetwork kNodeNetworks[] = {
     {"mi300x", Topology::full_mesh, 8, 7, 64.0, 2.0, 50.0, 5.0},
 };
 
-ArrayRef<NodeNetwork> mlir::tandem::gen::getNodeNetworks() { return kNodeNetworks; }
+ArrayRef<NodeNetwork> mlir::tandem::gen::getNodeNetworks() {
+  return kNodeNetworks;
+}
 
 const NodeNetwork *mlir::tandem::gen::lookupNodeNetwork(StringRef target) {
   for (const NodeNetwork &network : kNodeNetworks)
@@ -125,8 +128,8 @@ llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
 
   const NodeNetwork *network = lookupNodeNetwork(config.target);
   if (!network)
-    return makeError(llvm::formatv("no network figures for target '{0}'",
-                                   config.target));
+    return makeError(
+        llvm::formatv("no network figures for target '{0}'", config.target));
   if (config.topology == Topology::hierarchical)
     return makeError("the node topology must be switch, full-mesh or ring; "
                      "hierarchical groups are derived from --dp");
@@ -206,14 +209,16 @@ static GroupSpec getIntraNodeGroup(const NodeNetwork &network,
   return spec;
 }
 
-std::optional<GroupSpec> mlir::tandem::gen::getTpGroupSpec(const StepConfig &config) {
+std::optional<GroupSpec>
+mlir::tandem::gen::getTpGroupSpec(const StepConfig &config) {
   if (config.tp == 1)
     return std::nullopt;
   return getIntraNodeGroup(*lookupNodeNetwork(config.target), config.topology,
                            config.tp);
 }
 
-std::optional<GroupSpec> mlir::tandem::gen::getDpGroupSpec(const StepConfig &config) {
+std::optional<GroupSpec>
+mlir::tandem::gen::getDpGroupSpec(const StepConfig &config) {
   if (config.dp == 1)
     return std::nullopt;
   const NodeNetwork &network = *lookupNodeNetwork(config.target);
@@ -266,9 +271,8 @@ public:
     qkvCols = (heads + 2 * kvHeads) * headDim;
     ffn = model.ffn / config.tp;
     fc1Cols = model.mlp == MlpKind::swiglu ? 2 * ffn : ffn;
-    elementType = config.dtype == DataType::bf16
-                      ? Type(builder.getBF16Type())
-                      : Type(builder.getF16Type());
+    elementType = config.dtype == DataType::bf16 ? Type(builder.getBF16Type())
+                                                 : Type(builder.getF16Type());
   }
 
   OwningOpRef<ModuleOp> build();
@@ -382,8 +386,7 @@ Value StepBuilder::reduceScatter(Value input, Location loc) {
   if (!tpGroup)
     return input;
   return ReduceScatterOp::create(builder, loc, tensor({shard, model.hidden}),
-                                 input, tpGroup,
-                                 builder.getI64IntegerAttr(0));
+                                 input, tpGroup, builder.getI64IntegerAttr(0));
 }
 
 Value StepBuilder::matmul(MatmulRole role, Value lhs, Value rhs,
@@ -409,40 +412,40 @@ Value StepBuilder::forwardLayer(int64_t l, int64_t mb, Value x,
   // Attention block: the norm runs on this rank's tokens, the column-parallel
   // qkv GEMM on all tokens, the row-parallel proj GEMM's partial sums are
   // reduced and scattered back to this rank's tokens.
-  saved.ln1 = NormOp::create(builder, name(l, "ln1", "norm", mb),
-                             tensor({shard, h}), model.norm, x, w[ln1W],
-                             layerAttr(l, "ln1"));
+  saved.ln1 =
+      NormOp::create(builder, name(l, "ln1", "norm", mb), tensor({shard, h}),
+                     model.norm, x, w[ln1W], layerAttr(l, "ln1"));
   Value a1 = allGather(saved.ln1, name(l, "qkv", "ag", mb));
-  saved.qkv = matmul(MatmulRole::fprop, a1, w[qkvW], false, false,
-                     {seq, qkvCols}, layerAttr(l, "qkv"),
-                     name(l, "qkv", "fprop", mb));
-  saved.attn = AttentionOp::create(
-      builder, name(l, "attn", "fprop", mb), tensor({seq, heads * headDim}),
-      saved.qkv, heads, kvHeads, headDim, /*causal=*/true, layerAttr(l, "attn"));
-  Value proj = matmul(MatmulRole::fprop, saved.attn, w[projW], false, false,
-                      {seq, h}, layerAttr(l, "proj"),
-                      name(l, "proj", "fprop", mb));
+  saved.qkv =
+      matmul(MatmulRole::fprop, a1, w[qkvW], false, false, {seq, qkvCols},
+             layerAttr(l, "qkv"), name(l, "qkv", "fprop", mb));
+  saved.attn = AttentionOp::create(builder, name(l, "attn", "fprop", mb),
+                                   tensor({seq, heads * headDim}), saved.qkv,
+                                   heads, kvHeads, headDim, /*causal=*/true,
+                                   layerAttr(l, "attn"));
+  Value proj =
+      matmul(MatmulRole::fprop, saved.attn, w[projW], false, false, {seq, h},
+             layerAttr(l, "proj"), name(l, "proj", "fprop", mb));
   Value r1 = reduceScatter(proj, name(l, "proj", "rs", mb));
   saved.x2 = elementwise(ElementwiseKind::add, {x, r1}, {shard, h},
                          name(l, "attn", "residual", mb));
 
   // MLP block, the same pattern with fc1 (column-parallel) and fc2
   // (row-parallel).
-  saved.ln2 = NormOp::create(builder, name(l, "ln2", "norm", mb),
-                             tensor({shard, h}), model.norm, saved.x2, w[ln2W],
-                             layerAttr(l, "ln2"));
+  saved.ln2 =
+      NormOp::create(builder, name(l, "ln2", "norm", mb), tensor({shard, h}),
+                     model.norm, saved.x2, w[ln2W], layerAttr(l, "ln2"));
   Value a2 = allGather(saved.ln2, name(l, "fc1", "ag", mb));
-  saved.fc1 = matmul(MatmulRole::fprop, a2, w[fc1W], false, false,
-                     {seq, fc1Cols}, layerAttr(l, "fc1"),
-                     name(l, "fc1", "fprop", mb));
+  saved.fc1 =
+      matmul(MatmulRole::fprop, a2, w[fc1W], false, false, {seq, fc1Cols},
+             layerAttr(l, "fc1"), name(l, "fc1", "fprop", mb));
   bool swiglu = model.mlp == MlpKind::swiglu;
-  saved.act = elementwise(swiglu ? ElementwiseKind::swiglu
-                                 : ElementwiseKind::gelu,
-                          saved.fc1, {seq, ffn},
-                          name(l, "act", swiglu ? "swiglu" : "gelu", mb));
-  Value fc2 = matmul(MatmulRole::fprop, saved.act, w[fc2W], false, false,
-                     {seq, h}, layerAttr(l, "fc2"),
-                     name(l, "fc2", "fprop", mb));
+  saved.act = elementwise(
+      swiglu ? ElementwiseKind::swiglu : ElementwiseKind::gelu, saved.fc1,
+      {seq, ffn}, name(l, "act", swiglu ? "swiglu" : "gelu", mb));
+  Value fc2 =
+      matmul(MatmulRole::fprop, saved.act, w[fc2W], false, false, {seq, h},
+             layerAttr(l, "fc2"), name(l, "fc2", "fprop", mb));
   Value r2 = reduceScatter(fc2, name(l, "fc2", "rs", mb));
   return elementwise(ElementwiseKind::add, {saved.x2, r2}, {shard, h},
                      name(l, "mlp", "residual", mb));
@@ -456,31 +459,27 @@ Value StepBuilder::backwardLayer(int64_t l, int64_t mb, Value dy,
 
   // MLP block. fc2's dgrad and wgrad both need the gathered output gradient.
   Value g2 = allGather(dy, name(l, "fc2", "grad_ag", mb));
-  Value dact =
-      matmul(MatmulRole::dgrad, g2, w[fc2W], false, true, {seq, ffn},
-             layerAttr(l, "fc2"), name(l, "fc2", "dgrad", mb));
-  Value dwFc2 =
-      matmul(MatmulRole::wgrad, saved.act, g2, true, false, {ffn, h},
-             layerAttr(l, "fc2"), name(l, "fc2", "wgrad", mb));
+  Value dact = matmul(MatmulRole::dgrad, g2, w[fc2W], false, true, {seq, ffn},
+                      layerAttr(l, "fc2"), name(l, "fc2", "dgrad", mb));
+  Value dwFc2 = matmul(MatmulRole::wgrad, saved.act, g2, true, false, {ffn, h},
+                       layerAttr(l, "fc2"), name(l, "fc2", "wgrad", mb));
   addGradient(l, fc2W, mb, dwFc2);
   Value dfc1 = elementwise(
       swiglu ? ElementwiseKind::swiglu_grad : ElementwiseKind::gelu_grad,
       {dact, saved.fc1}, {seq, fc1Cols},
       name(l, "act", swiglu ? "swiglu_grad" : "gelu_grad", mb));
-  Value da2 =
-      matmul(MatmulRole::dgrad, dfc1, w[fc1W], false, true, {seq, h},
-             layerAttr(l, "fc1"), name(l, "fc1", "dgrad", mb));
+  Value da2 = matmul(MatmulRole::dgrad, dfc1, w[fc1W], false, true, {seq, h},
+                     layerAttr(l, "fc1"), name(l, "fc1", "dgrad", mb));
   // Sequence parallelism keeps only this rank's shard of fc1's input and
   // gathers it again for the wgrad instead of holding [seq, hidden].
   Value a2 = allGather(saved.ln2, name(l, "fc1", "wgrad_ag", mb));
-  Value dwFc1 =
-      matmul(MatmulRole::wgrad, a2, dfc1, true, false, {h, fc1Cols},
-             layerAttr(l, "fc1"), name(l, "fc1", "wgrad", mb));
+  Value dwFc1 = matmul(MatmulRole::wgrad, a2, dfc1, true, false, {h, fc1Cols},
+                       layerAttr(l, "fc1"), name(l, "fc1", "wgrad", mb));
   addGradient(l, fc1W, mb, dwFc1);
   Value dln2 = reduceScatter(da2, name(l, "fc1", "grad_rs", mb));
   auto ln2Grad = NormGradOp::create(
-      builder, name(l, "ln2", "norm_grad", mb), tensor({shard, h}),
-      tensor({h}), model.norm, dln2, saved.x2, w[ln2W], layerAttr(l, "ln2"));
+      builder, name(l, "ln2", "norm_grad", mb), tensor({shard, h}), tensor({h}),
+      model.norm, dln2, saved.x2, w[ln2W], layerAttr(l, "ln2"));
   addGradient(l, ln2W, mb, ln2Grad.getWeightGrad());
   Value dx2 = elementwise(ElementwiseKind::add, {dy, ln2Grad.getInputGrad()},
                           {shard, h}, name(l, "mlp", "residual_grad", mb));
@@ -494,22 +493,20 @@ Value StepBuilder::backwardLayer(int64_t l, int64_t mb, Value dy,
                         {heads * headDim, h}, layerAttr(l, "proj"),
                         name(l, "proj", "wgrad", mb));
   addGradient(l, projW, mb, dwProj);
-  Value dqkv = AttentionGradOp::create(
-      builder, name(l, "attn", "dgrad", mb), tensor({seq, qkvCols}), dattn,
-      saved.qkv, saved.attn, heads, kvHeads, headDim, /*causal=*/true,
-      layerAttr(l, "attn"));
-  Value da1 =
-      matmul(MatmulRole::dgrad, dqkv, w[qkvW], false, true, {seq, h},
-             layerAttr(l, "qkv"), name(l, "qkv", "dgrad", mb));
+  Value dqkv = AttentionGradOp::create(builder, name(l, "attn", "dgrad", mb),
+                                       tensor({seq, qkvCols}), dattn, saved.qkv,
+                                       saved.attn, heads, kvHeads, headDim,
+                                       /*causal=*/true, layerAttr(l, "attn"));
+  Value da1 = matmul(MatmulRole::dgrad, dqkv, w[qkvW], false, true, {seq, h},
+                     layerAttr(l, "qkv"), name(l, "qkv", "dgrad", mb));
   Value a1 = allGather(saved.ln1, name(l, "qkv", "wgrad_ag", mb));
-  Value dwQkv =
-      matmul(MatmulRole::wgrad, a1, dqkv, true, false, {h, qkvCols},
-             layerAttr(l, "qkv"), name(l, "qkv", "wgrad", mb));
+  Value dwQkv = matmul(MatmulRole::wgrad, a1, dqkv, true, false, {h, qkvCols},
+                       layerAttr(l, "qkv"), name(l, "qkv", "wgrad", mb));
   addGradient(l, qkvW, mb, dwQkv);
   Value dln1 = reduceScatter(da1, name(l, "qkv", "grad_rs", mb));
   auto ln1Grad = NormGradOp::create(
-      builder, name(l, "ln1", "norm_grad", mb), tensor({shard, h}),
-      tensor({h}), model.norm, dln1, saved.x, w[ln1W], layerAttr(l, "ln1"));
+      builder, name(l, "ln1", "norm_grad", mb), tensor({shard, h}), tensor({h}),
+      model.norm, dln1, saved.x, w[ln1W], layerAttr(l, "ln1"));
   addGradient(l, ln1W, mb, ln1Grad.getWeightGrad());
   // Layer 0's input is the step's input: its gradient would be dead.
   if (l == 0)
@@ -525,10 +522,9 @@ void StepBuilder::addGradient(int64_t layer, WeightIndex weight, int64_t mb,
     gradients[index] = grad;
   } else {
     auto type = cast<RankedTensorType>(grad.getType());
-    gradients[index] =
-        elementwise(ElementwiseKind::add, {gradients[index], grad},
-                    type.getShape(),
-                    name(layer, kWeightParts[weight], "wgrad_acc", mb));
+    gradients[index] = elementwise(
+        ElementwiseKind::add, {gradients[index], grad}, type.getShape(),
+        name(layer, kWeightParts[weight], "wgrad_acc", mb));
   }
   if (mb == config.microBatches - 1)
     finalOrder.push_back(index);
@@ -552,19 +548,18 @@ OwningOpRef<ModuleOp> StepBuilder::build() {
   SmallVector<Type> weightTypes;
   for (int64_t l = 0; l < model.layers; ++l) {
     const RankedTensorType shapes[kWeights] = {
-        tensor({h}),       tensor({h, qkvCols}), tensor({heads * headDim, h}),
-        tensor({h}),       tensor({h, fc1Cols}), tensor({ffn, h})};
+        tensor({h}), tensor({h, qkvCols}), tensor({heads * headDim, h}),
+        tensor({h}), tensor({h, fc1Cols}), tensor({ffn, h})};
     for (unsigned i = 0; i < kWeights; ++i) {
       weightTypes.push_back(shapes[i]);
-      argLocs.push_back(
-          name("l" + Twine(l) + "." + kWeightParts[i] + ".w"));
+      argLocs.push_back(name("l" + Twine(l) + "." + kWeightParts[i] + ".w"));
     }
   }
   argTypes.append(weightTypes);
 
-  auto func = func::FuncOp::create(
-      builder, name("train_step"), "train_step",
-      builder.getFunctionType(argTypes, weightTypes));
+  auto func =
+      func::FuncOp::create(builder, name("train_step"), "train_step",
+                           builder.getFunctionType(argTypes, weightTypes));
   Block *entry = func.addEntryBlock();
   for (auto [arg, loc] : llvm::zip_equal(entry->getArguments(), argLocs))
     arg.setLoc(loc);
@@ -585,11 +580,11 @@ OwningOpRef<ModuleOp> StepBuilder::build() {
     // with no FLOPs that reads and writes x stands for them and gives the
     // backward pass its input.
     int64_t bytes = getTensorBytes(cast<RankedTensorType>(x.getType()));
-    Value dy = OpaqueOp::create(builder, name("loss_grad.mb" + Twine(mb)),
-                                TypeRange{x.getType()}, "loss_grad",
-                                ValueRange{x}, APFloat(0.0), 2 * bytes,
-                                StringAttr())
-                   .getResult(0);
+    Value dy =
+        OpaqueOp::create(builder, name("loss_grad.mb" + Twine(mb)),
+                         TypeRange{x.getType()}, "loss_grad", ValueRange{x},
+                         APFloat(0.0), 2 * bytes, StringAttr())
+            .getResult(0);
     for (int64_t l = model.layers - 1; l >= 0; --l)
       dy = backwardLayer(l, mb, dy, saved[l]);
   }
@@ -609,8 +604,9 @@ OwningOpRef<ModuleOp> StepBuilder::build() {
   return module;
 }
 
-OwningOpRef<ModuleOp> mlir::tandem::gen::buildTrainStep(MLIRContext &context,
-                                                  const StepConfig &config) {
+OwningOpRef<ModuleOp>
+mlir::tandem::gen::buildTrainStep(MLIRContext &context,
+                                  const StepConfig &config) {
   context.loadDialect<TandemDialect, func::FuncDialect>();
   return StepBuilder(context, config).build();
 }

@@ -30,23 +30,23 @@ static cl::OptionCategory genCategory("tandem-gen options");
 
 static cl::opt<std::string> modelName(
     "model",
-    cl::desc("Model preset: gpt3-175b, llama3-70b, llama3-8b, or custom "
-             "(which needs --hidden, --heads and --ffn)"),
+    cl::desc("Model preset: gpt3-175b (default), llama3-70b, llama3-8b, or "
+             "custom (which needs --hidden, --heads and --ffn)"),
     cl::value_desc("name"), cl::init("gpt3-175b"), cl::cat(genCategory));
-static cl::opt<int64_t>
-    hidden("hidden", cl::desc("Hidden size (overrides the preset's)"),
-           cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<int64_t> hidden("hidden",
+                               cl::desc("Hidden size (overrides the preset's)"),
+                               cl::value_desc("n"), cl::cat(genCategory));
 static cl::opt<int64_t>
     heads("heads", cl::desc("Attention heads (overrides the preset's)"),
           cl::value_desc("n"), cl::cat(genCategory));
-static cl::opt<int64_t> kvHeads(
-    "kv-heads",
-    cl::desc("Key/value heads, fewer than --heads for grouped-query "
-             "attention (default: the preset's; for custom, --heads)"),
-    cl::value_desc("n"), cl::cat(genCategory));
 static cl::opt<int64_t>
-    ffn("ffn", cl::desc("FFN inner size (overrides the preset's)"),
-        cl::value_desc("n"), cl::cat(genCategory));
+    kvHeads("kv-heads",
+            cl::desc("Key/value heads, fewer than --heads for grouped-query "
+                     "attention (default: the preset's; for custom, --heads)"),
+            cl::value_desc("n"), cl::cat(genCategory));
+static cl::opt<int64_t> ffn("ffn",
+                            cl::desc("FFN inner size (overrides the preset's)"),
+                            cl::value_desc("n"), cl::cat(genCategory));
 static cl::opt<std::string>
     mlpName("mlp",
             cl::desc("MLP: gelu (2 matrices) or swiglu (3 matrices, gate and "
@@ -65,15 +65,14 @@ static cl::opt<int64_t> seq("seq",
                             cl::desc("Tokens per micro-batch (default 2048)"),
                             cl::value_desc("n"), cl::init(2048),
                             cl::cat(genCategory));
-static cl::opt<int64_t> microBatches(
-    "micro-batches",
-    cl::desc("Micro-batches accumulated in one step (default 1)"),
-    cl::value_desc("n"), cl::init(1), cl::cat(genCategory));
+static cl::opt<int64_t>
+    microBatches("micro-batches",
+                 cl::desc("Micro-batches accumulated in one step (default 1)"),
+                 cl::value_desc("n"), cl::init(1), cl::cat(genCategory));
 static cl::opt<int64_t>
     tp("tp", cl::desc("Tensor-parallel degree, at most one node (default 8)"),
        cl::value_desc("n"), cl::init(8), cl::cat(genCategory));
-static cl::opt<int64_t> dp("dp",
-                           cl::desc("Data-parallel degree (default 1)"),
+static cl::opt<int64_t> dp("dp", cl::desc("Data-parallel degree (default 1)"),
                            cl::value_desc("n"), cl::init(1),
                            cl::cat(genCategory));
 static cl::opt<std::string>
@@ -82,8 +81,7 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     targetName("target",
                cl::desc("Target GPU: h100, h200 or mi300x (default h200)"),
-               cl::value_desc("name"), cl::init("h200"),
-               cl::cat(genCategory));
+               cl::value_desc("name"), cl::init("h200"), cl::cat(genCategory));
 static cl::opt<std::string> topologyName(
     "topology",
     cl::desc("How one node's GPUs are linked: switch, full-mesh or ring "
@@ -93,8 +91,7 @@ static cl::opt<std::string> outputFilename("o",
                                            cl::desc("Output file (default "
                                                     "stdout)"),
                                            cl::value_desc("file"),
-                                           cl::init("-"),
-                                           cl::cat(genCategory));
+                                           cl::init("-"), cl::cat(genCategory));
 static cl::opt<bool> printNames(
     "print-names",
     cl::desc("Name each value after its location, e.g. %l0.fc1.fprop.mb0 "
@@ -186,8 +183,11 @@ static std::optional<std::string> readOptions(StepConfig &config) {
   else
     return "unsupported --dtype '" + dtypeName + "'; valid: bf16, f16";
 
+  // A target needs both a #tandem.target preset (compute, HBM) and network
+  // figures for its groups.
   const NodeNetwork *network = lookupNodeNetwork(targetName);
-  if (!network)
+  if (!network ||
+      !llvm::is_contained(tandem::TargetAttr::getPresetNames(), targetName))
     return "unknown --target '" + targetName + "'; valid: " +
            joinNames(getNodeNetworks(),
                      [](const NodeNetwork &n) { return n.target; });
@@ -212,10 +212,10 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(genCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "tandem-gen: writes the tandem IR of one training step (forward and "
-      "backward)\nof a transformer stack under Megatron tensor parallelism "
-      "with sequence\nparallelism, optionally with data parallelism and "
-      "gradient accumulation.\n");
+      "Writes the tandem IR of one training step (forward and backward) of "
+      "a\ntransformer stack under Megatron tensor parallelism with sequence\n"
+      "parallelism, with optional data parallelism and gradient "
+      "accumulation.\n");
 
   StepConfig config;
   if (std::optional<std::string> error = readOptions(config))
