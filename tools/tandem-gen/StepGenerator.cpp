@@ -84,7 +84,7 @@ const NodeNetwork *mlir::tandem::gen::lookupNodeNetwork(StringRef target) {
 /// generated tensors far from int64 overflow.
 static constexpr int64_t kMaxSize = int64_t(1) << 24;
 
-/// Largest layers x micro-batches: each costs about 45 ops, and more than
+/// Largest layers x micro-batches: each costs 34 to 40 ops, and more than
 /// this many would take gigabytes to build and print.
 static constexpr int64_t kMaxLayerPasses = 16384;
 
@@ -257,7 +257,7 @@ struct LayerActivations {
   Value x, ln1, qkv, attn, x2, ln2, fc1, act;
 };
 
-/// Emits the function body. One instance per module.
+/// Builds one module: the groups and func.func @train_step.
 class StepBuilder {
 public:
   StepBuilder(MLIRContext &context, const StepConfig &config)

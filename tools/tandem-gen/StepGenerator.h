@@ -83,7 +83,7 @@ struct NodeNetwork {
 /// The network of the target preset called `target`, or null.
 const NodeNetwork *lookupNodeNetwork(llvm::StringRef target);
 
-/// The target names tandem-gen knows a network for.
+/// The network table: one entry per target tandem-gen can generate for.
 llvm::ArrayRef<NodeNetwork> getNodeNetworks();
 
 /// Everything that decides the generated step.
