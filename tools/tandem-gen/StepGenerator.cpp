@@ -29,8 +29,8 @@ using namespace mlir::tandem::gen;
 //===----------------------------------------------------------------------===//
 
 // GPT-3 175B: "Language Models are Few-Shot Learners", table 2.1 (d_ff = 4
-// d_model). Llama 3: Meta's model cards and params.json (70B: ffn 28672,
-// 8 KV heads; 8B: ffn 14336, 8 KV heads). See also DESIGN.md section 4.
+// d_model). Llama 3 8B and 70B: "The Llama 3 Herd of Models", table 3. See
+// also DESIGN.md section 4 and docs/tandem-gen.md.
 static const ModelPreset kModelPresets[] = {
     {"gpt3-175b", {12288, 96, 96, 49152, MlpKind::gelu, NormKind::layer, 96}},
     {"llama3-70b", {8192, 64, 8, 28672, MlpKind::swiglu, NormKind::rms, 80}},
@@ -193,8 +193,11 @@ static GroupSpec getIntraNodeGroup(const NodeNetwork &network,
   spec.linkLatencyUs = network.linkLatencyUs;
   switch (topology) {
   case Topology::full_mesh:
+    // The node is one full mesh: each GPU's bandwidth is split over links to
+    // every other GPU of the node, and a group reaches only its members.
     spec.links = std::max<int64_t>(1, size - 1);
-    spec.linkGbps = network.totalGbps() / spec.links;
+    spec.linkGbps =
+        network.totalGbps() / std::max<int64_t>(1, network.gpusPerNode - 1);
     break;
   case Topology::ring:
     spec.links = size == 2 ? 1 : 2;

@@ -8,6 +8,7 @@
 
 #include "StepGenerator.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
@@ -224,10 +225,21 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(error)));
 
   MLIRContext context;
+  // The generator must only ever produce valid IR: a diagnostic is a bug in
+  // tandem-gen. Print each with its notes (the verifier's "see current
+  // operation" note shows the op) so that the bug can be found.
+  ScopedDiagnosticHandler diagnostics(&context, [](Diagnostic &diag) {
+    DiagnosticSeverity kind = diag.getSeverity();
+    StringRef severity = kind == DiagnosticSeverity::Error     ? "error"
+                         : kind == DiagnosticSeverity::Warning ? "warning"
+                                                               : "remark";
+    llvm::errs() << diag.getLocation() << ": " << severity << ": " << diag
+                 << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      llvm::errs() << note.getLocation() << ": note: " << note << "\n";
+    return success();
+  });
   OwningOpRef<ModuleOp> module = buildTrainStep(context, config);
-  // The generator must only ever produce valid IR: a failure here is a bug
-  // in tandem-gen, reported with the verifier's diagnostics (which the
-  // context prints to stderr).
   if (failed(verify(*module)))
     return fail("the generated IR does not verify; this is a tandem-gen bug");
 

@@ -1,8 +1,8 @@
 // RUN: tandem-opt %s | tandem-opt | FileCheck %s
+// RUN: tandem-opt %s --mlir-print-op-generic | tandem-opt | FileCheck %s
 //
 // Round trip of every tandem op and of the #tandem.target attribute, in the
-// custom form. ops-generic.mlir runs the same CHECK lines through the generic
-// form.
+// custom form and through the generic form.
 
 // CHECK-LABEL: module attributes {tandem.target = #tandem.target<"h200">}
 module attributes {tandem.target = #tandem.target<"h200">} {

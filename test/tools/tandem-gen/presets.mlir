@@ -68,12 +68,13 @@
 // MI300X-RING: module attributes {tandem.target = #tandem.target<"mi300x">}
 // MI300X-RING-NEXT: tandem.group @tp size(8) ring links(2 x 2.240000e+02 GBps, 2.000000e+00 us)
 
-// Smaller groups: a full mesh of 4 has 3 links, a ring of 2 one link, each
-// carrying an equal share of the GPU's bandwidth.
+// Smaller groups: the node is one full mesh of 8, so a group of 4 reaches its
+// members over 3 of the 7 links (64 GB/s each on mi300x); a ring of 2 has
+// one link carrying the GPU's whole ring bandwidth.
 // RUN: %{gen} --target mi300x --tp 4 --dp 2 | tandem-opt | FileCheck %s --check-prefix=MESH4
 // RUN: %{gen} --topology ring --tp 2 | tandem-opt | FileCheck %s --check-prefix=RING2
-// MESH4: tandem.group @tp size(4) full_mesh links(3 x 149.33333333333334 GBps, 2.000000e+00 us)
-// MESH4-NEXT: tandem.group @dp size(2) full_mesh links(1 x 4.480000e+02 GBps, 2.000000e+00 us)
+// MESH4: tandem.group @tp size(4) full_mesh links(3 x 6.400000e+01 GBps, 2.000000e+00 us)
+// MESH4-NEXT: tandem.group @dp size(2) full_mesh links(1 x 6.400000e+01 GBps, 2.000000e+00 us)
 // RING2: tandem.group @tp size(2) ring links(1 x 4.500000e+02 GBps, 2.000000e+00 us)
 
 // DP across nodes: with TP=2, four members of a DP group share a node.

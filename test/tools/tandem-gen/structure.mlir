@@ -168,3 +168,15 @@
 // TP1DP2-NOT: @tp
 // TP1DP2-COUNT-6: tandem.all_reduce {{.*}} on @dp
 // TP1DP2-NEXT: return
+
+// Printing: --print-names=false numbers the values; --print-locations writes
+// the NameLocs, which survive a trip through tandem-opt.
+// RUN: %{gen} --tp 2 --print-names=false | FileCheck %s --check-prefix=NUMBERED
+// RUN: %{gen} --tp 2 --print-locations | tandem-opt --mlir-use-nameloc-as-prefix | FileCheck %s --check-prefix=LOCS
+
+// NUMBERED: func.func @train_step(%arg0: tensor<32x256xbf16>, %arg1: tensor<256xbf16>,
+// NUMBERED-NEXT: %0 = tandem.norm layer %arg0, %arg1 {layer = "l0.ln1"}
+// NUMBERED-NEXT: %1 = tandem.all_gather %0 on @tp dim 0
+
+// LOCS: func.func @train_step(%x.mb0: tensor<32x256xbf16>, %l0.ln1.w: tensor<256xbf16>,
+// LOCS: %l0.fc1.wgrad.mb0 = tandem.matmul wgrad %l0.fc1.wgrad_ag.mb0, %l0.act.gelu_grad.mb0 transpose_lhs

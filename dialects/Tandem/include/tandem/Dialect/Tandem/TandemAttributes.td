@@ -26,9 +26,7 @@ def Tandem_MatmulRole : I32EnumAttr<"MatmulRole",
   let cppNamespace = "::mlir::tandem";
 }
 def Tandem_MatmulRoleAttr
-    : EnumAttr<Tandem_Dialect, Tandem_MatmulRole, "role"> {
-  let assemblyFormat = "`` $value";
-}
+    : EnumAttr<Tandem_Dialect, Tandem_MatmulRole, "role">;
 
 def Tandem_Topology : I32EnumAttr<"Topology",
     "how the GPUs of a process group are linked", [
@@ -41,9 +39,7 @@ def Tandem_Topology : I32EnumAttr<"Topology",
   let cppNamespace = "::mlir::tandem";
 }
 def Tandem_TopologyAttr
-    : EnumAttr<Tandem_Dialect, Tandem_Topology, "topology"> {
-  let assemblyFormat = "`` $value";
-}
+    : EnumAttr<Tandem_Dialect, Tandem_Topology, "topology">;
 
 def Tandem_NormKind : I32EnumAttr<"NormKind", "normalisation", [
       I32EnumAttrCase<"layer", 0>,
@@ -52,9 +48,7 @@ def Tandem_NormKind : I32EnumAttr<"NormKind", "normalisation", [
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tandem";
 }
-def Tandem_NormKindAttr : EnumAttr<Tandem_Dialect, Tandem_NormKind, "norm"> {
-  let assemblyFormat = "`` $value";
-}
+def Tandem_NormKindAttr : EnumAttr<Tandem_Dialect, Tandem_NormKind, "norm">;
 
 def Tandem_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
     "element-wise computation", [
@@ -72,9 +66,7 @@ def Tandem_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
   let cppNamespace = "::mlir::tandem";
 }
 def Tandem_ElementwiseKindAttr
-    : EnumAttr<Tandem_Dialect, Tandem_ElementwiseKind, "ew"> {
-  let assemblyFormat = "`` $value";
-}
+    : EnumAttr<Tandem_Dialect, Tandem_ElementwiseKind, "ew">;
 
 def Tandem_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
       I32EnumAttrCase<"sum", 0>,
@@ -86,9 +78,7 @@ def Tandem_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
   let cppNamespace = "::mlir::tandem";
 }
 def Tandem_ReduceKindAttr
-    : EnumAttr<Tandem_Dialect, Tandem_ReduceKind, "reduce"> {
-  let assemblyFormat = "`` $value";
-}
+    : EnumAttr<Tandem_Dialect, Tandem_ReduceKind, "reduce">;
 
 /// Not an attribute: the collective kinds that ComputeOpInterface and the
 /// cost model use to tell collectives apart without isa<> chains.

@@ -57,7 +57,7 @@ def Tandem_GroupOp : Tandem_Op<"group", [Symbol, HasParent<"::mlir::ModuleOp">]>
     OptionalAttr<F64Attr>:$inter_node_latency_us
   );
   let assemblyFormat = [{
-    $sym_name `size` `(` $size `)` $topology
+    $sym_name `size` `(` $size `)` `` $topology
     `links` `(` $links_per_gpu `x` $link_bandwidth_gbps `GBps` `,`
     $link_latency_us `us` `)` attr-dict
   }];
@@ -95,7 +95,7 @@ def Tandem_MatmulOp : Tandem_ComputeOp<"matmul",
                    UnitAttr:$transpose_rhs, OptionalAttr<StrAttr>:$layer);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{
-    $role $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    `` $role $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
     (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,` type($rhs)
     `->` type($result)
   }];
@@ -174,7 +174,7 @@ def Tandem_NormOp : Tandem_ComputeOp<"norm",
                    Tandem_AnyTensor:$weight, OptionalAttr<StrAttr>:$layer);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{
-    $kind $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+    `` $kind $input `,` $weight attr-dict `:` type($input) `,` type($weight)
   }];
   let hasVerifier = 1;
 }
@@ -198,7 +198,7 @@ def Tandem_NormGradOp : Tandem_ComputeOp<"norm_grad",
   let results = (outs Tandem_AnyTensor:$input_grad,
                   Tandem_AnyTensor:$weight_grad);
   let assemblyFormat = [{
-    $kind $output_grad `,` $input `,` $weight attr-dict `:` type($input) `,`
+    `` $kind $output_grad `,` $input `,` $weight attr-dict `:` type($input) `,`
     type($weight)
   }];
   let hasVerifier = 1;
@@ -224,7 +224,7 @@ def Tandem_ElementwiseOp : Tandem_ComputeOp<"elementwise",
                    OptionalAttr<StrAttr>:$layer);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{
-    $kind $inputs attr-dict `:` type($inputs) `->` type($result)
+    `` $kind $inputs attr-dict `:` type($inputs) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -328,7 +328,7 @@ defm Tandem_ReduceScatter : Tandem_Collective<"reduce_scatter",
     ```
   }], (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
            DefaultValuedAttr<Tandem_ReduceKindAttr, "ReduceKind::sum">:$reduce),
-  [{$input `on` $group `dim` $dim (`reduce` $reduce^)? attr-dict `:`
+  [{$input `on` $group `dim` $dim (`reduce` `` $reduce^)? attr-dict `:`
     type($input) `->` qualified(type($result))}]>;
 
 defm Tandem_AllReduce : Tandem_Collective<"all_reduce",
@@ -338,7 +338,7 @@ defm Tandem_AllReduce : Tandem_Collective<"all_reduce",
         -> tensor<1536x12288xbf16>
     ```
   }], (ins DefaultValuedAttr<Tandem_ReduceKindAttr, "ReduceKind::sum">:$reduce),
-  [{$input `on` $group (`reduce` $reduce^)? attr-dict `:` type($input) `->`
+  [{$input `on` $group (`reduce` `` $reduce^)? attr-dict `:` type($input) `->`
     qualified(type($result))}]>;
 
 defm Tandem_AllToAll : Tandem_Collective<"all_to_all",
