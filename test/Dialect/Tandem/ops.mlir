@@ -39,9 +39,9 @@ module @custom_target attributes {tandem.target = #tandem.target<"my-gpu",
 //===----------------------------------------------------------------------===//
 
 // CHECK: tandem.group @tp size(8) switch links(18 x 2.500000e+01 GBps, 2.000000e+00 us){{$}}
-// CHECK: tandem.group @mesh size(8) full_mesh links(7 x 6.400000e+01 GBps, 1.500000e+00 us){{$}}
-// CHECK: tandem.group @ring size(4) ring links(2 x 5.000000e+01 GBps, 0.000000e+00 us){{$}}
-// CHECK: tandem.group @dp size(32) hierarchical links(18 x 2.500000e+01 GBps, 2.000000e+00 us)
+// CHECK-NEXT: tandem.group @mesh size(8) full_mesh links(7 x 6.400000e+01 GBps, 1.500000e+00 us){{$}}
+// CHECK-NEXT: tandem.group @ring size(4) ring links(2 x 5.000000e+01 GBps, 0.000000e+00 us){{$}}
+// CHECK-NEXT: tandem.group @dp size(32) hierarchical links(18 x 2.500000e+01 GBps, 2.000000e+00 us)
 // CHECK-SAME: {gpus_per_node = 8 : i64, inter_node_bandwidth_gbps = 5.000000e+01 : f64, inter_node_latency_us = 5.000000e+00 : f64}{{$}}
 tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
 tandem.group @mesh size(8) full_mesh links(7 x 64.0 GBps, 1.5 us)
@@ -56,10 +56,10 @@ tandem.group @dp size(32) hierarchical links(18 x 25.0 GBps, 2.0 us)
 
 // CHECK-LABEL: func.func @matmul_roles(
 // CHECK-SAME: %[[X:.*]]: tensor<64x32xbf16>, %[[W:.*]]: tensor<32x16xbf16>, %[[DY:.*]]: tensor<64x16xbf16>)
-// CHECK: %[[Y:.*]] = tandem.matmul fprop %[[X]], %[[W]] {layer = "l0.fc1"} : tensor<64x32xbf16>, tensor<32x16xbf16> -> tensor<64x16xbf16>
-// CHECK: %[[DX:.*]] = tandem.matmul dgrad %[[DY]], %[[W]] transpose_rhs : tensor<64x16xbf16>, tensor<32x16xbf16> -> tensor<64x32xbf16>
-// CHECK: %[[DW:.*]] = tandem.matmul wgrad %[[X]], %[[DY]] transpose_lhs : tensor<64x32xbf16>, tensor<64x16xbf16> -> tensor<32x16xf32>
-// CHECK: return %[[Y]], %[[DX]], %[[DW]]
+// CHECK-NEXT: %[[Y:.*]] = tandem.matmul fprop %[[X]], %[[W]] {layer = "l0.fc1"} : tensor<64x32xbf16>, tensor<32x16xbf16> -> tensor<64x16xbf16>
+// CHECK-NEXT: %[[DX:.*]] = tandem.matmul dgrad %[[DY]], %[[W]] transpose_rhs : tensor<64x16xbf16>, tensor<32x16xbf16> -> tensor<64x32xbf16>
+// CHECK-NEXT: %[[DW:.*]] = tandem.matmul wgrad %[[X]], %[[DY]] transpose_lhs : tensor<64x32xbf16>, tensor<64x16xbf16> -> tensor<32x16xf32>
+// CHECK-NEXT: return %[[Y]], %[[DX]], %[[DW]]
 func.func @matmul_roles(%x: tensor<64x32xbf16>, %w: tensor<32x16xbf16>,
                         %dy: tensor<64x16xbf16>)
     -> (tensor<64x16xbf16>, tensor<64x32xbf16>, tensor<32x16xf32>) {
@@ -76,11 +76,11 @@ func.func @matmul_roles(%x: tensor<64x32xbf16>, %w: tensor<32x16xbf16>,
 // lhs is 8x4 (or 4x8 transposed), rhs 4x2 (or 2x4 transposed): always 8x2.
 // CHECK-LABEL: func.func @matmul_transposes(
 // CHECK-SAME: %[[A:.*]]: tensor<8x4xf16>, %[[AT:.*]]: tensor<4x8xf16>, %[[B:.*]]: tensor<4x2xf16>, %[[BT:.*]]: tensor<2x4xf16>)
-// CHECK: %[[NN:.*]] = tandem.matmul fprop %[[A]], %[[B]] : tensor<8x4xf16>, tensor<4x2xf16> -> tensor<8x2xf16>
-// CHECK: %[[TN:.*]] = tandem.matmul fprop %[[AT]], %[[B]] transpose_lhs : tensor<4x8xf16>, tensor<4x2xf16> -> tensor<8x2xf16>
-// CHECK: %[[NT:.*]] = tandem.matmul fprop %[[A]], %[[BT]] transpose_rhs : tensor<8x4xf16>, tensor<2x4xf16> -> tensor<8x2xf16>
-// CHECK: %[[TT:.*]] = tandem.matmul fprop %[[AT]], %[[BT]] transpose_lhs transpose_rhs : tensor<4x8xf16>, tensor<2x4xf16> -> tensor<8x2xf16>
-// CHECK: return %[[NN]], %[[TN]], %[[NT]], %[[TT]]
+// CHECK-NEXT: %[[NN:.*]] = tandem.matmul fprop %[[A]], %[[B]] : tensor<8x4xf16>, tensor<4x2xf16> -> tensor<8x2xf16>
+// CHECK-NEXT: %[[TN:.*]] = tandem.matmul fprop %[[AT]], %[[B]] transpose_lhs : tensor<4x8xf16>, tensor<4x2xf16> -> tensor<8x2xf16>
+// CHECK-NEXT: %[[NT:.*]] = tandem.matmul fprop %[[A]], %[[BT]] transpose_rhs : tensor<8x4xf16>, tensor<2x4xf16> -> tensor<8x2xf16>
+// CHECK-NEXT: %[[TT:.*]] = tandem.matmul fprop %[[AT]], %[[BT]] transpose_lhs transpose_rhs : tensor<4x8xf16>, tensor<2x4xf16> -> tensor<8x2xf16>
+// CHECK-NEXT: return %[[NN]], %[[TN]], %[[NT]], %[[TT]]
 func.func @matmul_transposes(%a: tensor<8x4xf16>, %at: tensor<4x8xf16>,
                              %b: tensor<4x2xf16>, %bt: tensor<2x4xf16>)
     -> (tensor<8x2xf16>, tensor<8x2xf16>, tensor<8x2xf16>, tensor<8x2xf16>) {
@@ -100,10 +100,10 @@ func.func @matmul_transposes(%a: tensor<8x4xf16>, %at: tensor<4x8xf16>,
 // attention with 2 kv heads: (4 + 2 * 2) * 16 = 128.
 // CHECK-LABEL: func.func @attention(
 // CHECK-SAME: %[[MHA:.*]]: tensor<32x192xbf16>, %[[GQA:.*]]: tensor<32x128xbf16>)
-// CHECK: %[[O0:.*]] = tandem.attention %[[MHA]] heads(4, 4) head_dim(16) : tensor<32x192xbf16> -> tensor<32x64xbf16>
-// CHECK: %[[O1:.*]] = tandem.attention %[[MHA]] heads(4, 4) head_dim(16) causal {layer = "l0.attn"} : tensor<32x192xbf16> -> tensor<32x64xbf16>
-// CHECK: %[[O2:.*]] = tandem.attention %[[GQA]] heads(4, 2) head_dim(16) causal : tensor<32x128xbf16> -> tensor<32x64xbf16>
-// CHECK: return %[[O0]], %[[O1]], %[[O2]]
+// CHECK-NEXT: %[[O0:.*]] = tandem.attention %[[MHA]] heads(4, 4) head_dim(16) : tensor<32x192xbf16> -> tensor<32x64xbf16>
+// CHECK-NEXT: %[[O1:.*]] = tandem.attention %[[MHA]] heads(4, 4) head_dim(16) causal {layer = "l0.attn"} : tensor<32x192xbf16> -> tensor<32x64xbf16>
+// CHECK-NEXT: %[[O2:.*]] = tandem.attention %[[GQA]] heads(4, 2) head_dim(16) causal : tensor<32x128xbf16> -> tensor<32x64xbf16>
+// CHECK-NEXT: return %[[O0]], %[[O1]], %[[O2]]
 func.func @attention(%mha: tensor<32x192xbf16>, %gqa: tensor<32x128xbf16>)
     -> (tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>) {
   %o0 = tandem.attention %mha heads(4, 4) head_dim(16)
@@ -118,9 +118,9 @@ func.func @attention(%mha: tensor<32x192xbf16>, %gqa: tensor<32x128xbf16>)
 
 // CHECK-LABEL: func.func @attention_grad(
 // CHECK-SAME: %[[DO:.*]]: tensor<32x64xbf16>, %[[QKV:.*]]: tensor<32x128xbf16>, %[[O:.*]]: tensor<32x64xbf16>)
-// CHECK: %[[G0:.*]] = tandem.attention_grad %[[DO]], %[[QKV]], %[[O]] heads(4, 2) head_dim(16) : tensor<32x64xbf16>, tensor<32x128xbf16>, tensor<32x64xbf16> -> tensor<32x128xbf16>
-// CHECK: %[[G1:.*]] = tandem.attention_grad %[[DO]], %[[QKV]], %[[O]] heads(4, 2) head_dim(16) causal {layer = "l0.attn"} : tensor<32x64xbf16>, tensor<32x128xbf16>, tensor<32x64xbf16> -> tensor<32x128xbf16>
-// CHECK: return %[[G0]], %[[G1]]
+// CHECK-NEXT: %[[G0:.*]] = tandem.attention_grad %[[DO]], %[[QKV]], %[[O]] heads(4, 2) head_dim(16) : tensor<32x64xbf16>, tensor<32x128xbf16>, tensor<32x64xbf16> -> tensor<32x128xbf16>
+// CHECK-NEXT: %[[G1:.*]] = tandem.attention_grad %[[DO]], %[[QKV]], %[[O]] heads(4, 2) head_dim(16) causal {layer = "l0.attn"} : tensor<32x64xbf16>, tensor<32x128xbf16>, tensor<32x64xbf16> -> tensor<32x128xbf16>
+// CHECK-NEXT: return %[[G0]], %[[G1]]
 func.func @attention_grad(%do: tensor<32x64xbf16>, %qkv: tensor<32x128xbf16>,
                           %o: tensor<32x64xbf16>)
     -> (tensor<32x128xbf16>, tensor<32x128xbf16>) {
@@ -136,11 +136,11 @@ func.func @attention_grad(%do: tensor<32x64xbf16>, %qkv: tensor<32x128xbf16>,
 
 // CHECK-LABEL: func.func @norm(
 // CHECK-SAME: %[[X:.*]]: tensor<2x16x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[DY:.*]]: tensor<2x16x64xf32>)
-// CHECK: %[[L:.*]] = tandem.norm layer %[[X]], %[[W]] : tensor<2x16x64xf32>, tensor<64xf32>
-// CHECK: %[[R:.*]] = tandem.norm rms %[[X]], %[[W]] {layer = "l0.ln1"} : tensor<2x16x64xf32>, tensor<64xf32>
-// CHECK: %[[LDX:.*]], %[[LDW:.*]] = tandem.norm_grad layer %[[DY]], %[[X]], %[[W]] : tensor<2x16x64xf32>, tensor<64xf32>
-// CHECK: %[[RDX:.*]], %[[RDW:.*]] = tandem.norm_grad rms %[[DY]], %[[X]], %[[W]] {layer = "l0.ln1"} : tensor<2x16x64xf32>, tensor<64xf32>
-// CHECK: return %[[L]], %[[R]], %[[LDX]], %[[LDW]], %[[RDX]], %[[RDW]]
+// CHECK-NEXT: %[[L:.*]] = tandem.norm layer %[[X]], %[[W]] : tensor<2x16x64xf32>, tensor<64xf32>
+// CHECK-NEXT: %[[R:.*]] = tandem.norm rms %[[X]], %[[W]] {layer = "l0.ln1"} : tensor<2x16x64xf32>, tensor<64xf32>
+// CHECK-NEXT: %[[LDX:.*]], %[[LDW:.*]] = tandem.norm_grad layer %[[DY]], %[[X]], %[[W]] : tensor<2x16x64xf32>, tensor<64xf32>
+// CHECK-NEXT: %[[RDX:.*]], %[[RDW:.*]] = tandem.norm_grad rms %[[DY]], %[[X]], %[[W]] {layer = "l0.ln1"} : tensor<2x16x64xf32>, tensor<64xf32>
+// CHECK-NEXT: return %[[L]], %[[R]], %[[LDX]], %[[LDW]], %[[RDX]], %[[RDW]]
 func.func @norm(%x: tensor<2x16x64xf32>, %w: tensor<64xf32>,
                 %dy: tensor<2x16x64xf32>)
     -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>,
@@ -161,13 +161,13 @@ func.func @norm(%x: tensor<2x16x64xf32>, %w: tensor<64xf32>,
 // one-operand copy, gelu, silu.
 // CHECK-LABEL: func.func @elementwise_same_type(
 // CHECK-SAME: %[[A:.*]]: tensor<16x32xbf16>, %[[B:.*]]: tensor<16x32xbf16>)
-// CHECK: %[[ADD:.*]] = tandem.elementwise add %[[A]], %[[B]] {layer = "l0.res"} : tensor<16x32xbf16>, tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[MUL:.*]] = tandem.elementwise mul %[[ADD]], %[[B]] : tensor<16x32xbf16>, tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[COPY:.*]] = tandem.elementwise copy %[[MUL]] : tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[GELU:.*]] = tandem.elementwise gelu %[[COPY]] : tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[GG:.*]] = tandem.elementwise gelu_grad %[[GELU]], %[[COPY]] : tensor<16x32xbf16>, tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[SILU:.*]] = tandem.elementwise silu %[[GG]] : tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: return %[[SILU]]
+// CHECK-NEXT: %[[ADD:.*]] = tandem.elementwise add %[[A]], %[[B]] {layer = "l0.res"} : tensor<16x32xbf16>, tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[MUL:.*]] = tandem.elementwise mul %[[ADD]], %[[B]] : tensor<16x32xbf16>, tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[COPY:.*]] = tandem.elementwise copy %[[MUL]] : tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[GELU:.*]] = tandem.elementwise gelu %[[COPY]] : tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[GG:.*]] = tandem.elementwise gelu_grad %[[GELU]], %[[COPY]] : tensor<16x32xbf16>, tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[SILU:.*]] = tandem.elementwise silu %[[GG]] : tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: return %[[SILU]]
 func.func @elementwise_same_type(%a: tensor<16x32xbf16>, %b: tensor<16x32xbf16>)
     -> tensor<16x32xbf16> {
   %add = tandem.elementwise add %a, %b {layer = "l0.res"}
@@ -186,10 +186,10 @@ func.func @elementwise_same_type(%a: tensor<16x32xbf16>, %b: tensor<16x32xbf16>)
 // swiglu_grad (output gradient, swiglu input) restores it.
 // CHECK-LABEL: func.func @elementwise_shape_changing(
 // CHECK-SAME: %[[H:.*]]: tensor<16x64xbf16>, %[[DY:.*]]: tensor<16x32xbf16>)
-// CHECK: %[[CAST:.*]] = tandem.elementwise cast %[[H]] : tensor<16x64xbf16> -> tensor<16x64xf32>
-// CHECK: %[[SW:.*]] = tandem.elementwise swiglu %[[H]] : tensor<16x64xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[SWG:.*]] = tandem.elementwise swiglu_grad %[[DY]], %[[H]] : tensor<16x32xbf16>, tensor<16x64xbf16> -> tensor<16x64xbf16>
-// CHECK: return %[[CAST]], %[[SW]], %[[SWG]]
+// CHECK-NEXT: %[[CAST:.*]] = tandem.elementwise cast %[[H]] : tensor<16x64xbf16> -> tensor<16x64xf32>
+// CHECK-NEXT: %[[SW:.*]] = tandem.elementwise swiglu %[[H]] : tensor<16x64xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[SWG:.*]] = tandem.elementwise swiglu_grad %[[DY]], %[[H]] : tensor<16x32xbf16>, tensor<16x64xbf16> -> tensor<16x64xbf16>
+// CHECK-NEXT: return %[[CAST]], %[[SW]], %[[SWG]]
 func.func @elementwise_shape_changing(%h: tensor<16x64xbf16>,
                                       %dy: tensor<16x32xbf16>)
     -> (tensor<16x64xf32>, tensor<16x32xbf16>, tensor<16x64xbf16>) {
@@ -203,10 +203,10 @@ func.func @elementwise_shape_changing(%h: tensor<16x64xbf16>,
 
 // CHECK-LABEL: func.func @opaque(
 // CHECK-SAME: %[[X:.*]]: tensor<16x32xbf16>, %[[L:.*]]: tensor<16xi32>)
-// CHECK: %[[INIT:.*]] = tandem.opaque "init"() flops(0.000000e+00) bytes(0) : () -> tensor<16x32xbf16>
-// CHECK: %[[LOSS:.*]] = tandem.opaque "loss"(%[[X]]) flops(1.500000e+06) bytes(4096) {layer = "head"} : (tensor<16x32xbf16>) -> tensor<1xf32>
-// CHECK: %[[PAIR:.*]]:2 = tandem.opaque "loss_and_grad"(%[[X]], %[[L]]) flops(1.000000e+09) bytes(8388608) : (tensor<16x32xbf16>, tensor<16xi32>) -> (tensor<1xf32>, tensor<16x32xbf16>)
-// CHECK: return %[[INIT]], %[[LOSS]], %[[PAIR]]#0, %[[PAIR]]#1
+// CHECK-NEXT: %[[INIT:.*]] = tandem.opaque "init"() flops(0.000000e+00) bytes(0) : () -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[LOSS:.*]] = tandem.opaque "loss"(%[[X]]) flops(1.500000e+06) bytes(4096) {layer = "head"} : (tensor<16x32xbf16>) -> tensor<1xf32>
+// CHECK-NEXT: %[[PAIR:.*]]:2 = tandem.opaque "loss_and_grad"(%[[X]], %[[L]]) flops(1.000000e+09) bytes(8388608) : (tensor<16x32xbf16>, tensor<16xi32>) -> (tensor<1xf32>, tensor<16x32xbf16>)
+// CHECK-NEXT: return %[[INIT]], %[[LOSS]], %[[PAIR]]#0, %[[PAIR]]#1
 func.func @opaque(%x: tensor<16x32xbf16>, %labels: tensor<16xi32>)
     -> (tensor<16x32xbf16>, tensor<1xf32>, tensor<1xf32>, tensor<16x32xbf16>) {
   %init = tandem.opaque "init"() flops(0.0) bytes(0) : () -> tensor<16x32xbf16>
@@ -225,14 +225,14 @@ func.func @opaque(%x: tensor<16x32xbf16>, %labels: tensor<16xi32>)
 
 // CHECK-LABEL: func.func @gather_scatter_reduce(
 // CHECK-SAME: %[[X:.*]]: tensor<16x32xbf16>)
-// CHECK: %[[AG0:.*]] = tandem.all_gather %[[X]] on @tp dim 0 : tensor<16x32xbf16> -> tensor<128x32xbf16>
-// CHECK: %[[AG1:.*]] = tandem.all_gather %[[X]] on @mesh dim 1 : tensor<16x32xbf16> -> tensor<16x256xbf16>
-// CHECK: %[[RS0:.*]] = tandem.reduce_scatter %[[AG0]] on @tp dim 0 : tensor<128x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[RS1:.*]] = tandem.reduce_scatter %[[AG1]] on @mesh dim 1 reduce max : tensor<16x256xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[AR0:.*]] = tandem.all_reduce %[[RS0]] on @dp : tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[AR1:.*]] = tandem.all_reduce %[[RS1]] on @ring reduce avg : tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: %[[AR2:.*]] = tandem.all_reduce %[[AR1]] on @ring reduce min {layer = "l0"} : tensor<16x32xbf16> -> tensor<16x32xbf16>
-// CHECK: return %[[AR0]], %[[AR2]]
+// CHECK-NEXT: %[[AG0:.*]] = tandem.all_gather %[[X]] on @tp dim 0 : tensor<16x32xbf16> -> tensor<128x32xbf16>
+// CHECK-NEXT: %[[AG1:.*]] = tandem.all_gather %[[X]] on @mesh dim 1 : tensor<16x32xbf16> -> tensor<16x256xbf16>
+// CHECK-NEXT: %[[RS0:.*]] = tandem.reduce_scatter %[[AG0]] on @tp dim 0 : tensor<128x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[RS1:.*]] = tandem.reduce_scatter %[[AG1]] on @mesh dim 1 reduce max : tensor<16x256xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[AR0:.*]] = tandem.all_reduce %[[RS0]] on @dp : tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[AR1:.*]] = tandem.all_reduce %[[RS1]] on @ring reduce avg : tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: %[[AR2:.*]] = tandem.all_reduce %[[AR1]] on @ring reduce min {layer = "l0"} : tensor<16x32xbf16> -> tensor<16x32xbf16>
+// CHECK-NEXT: return %[[AR0]], %[[AR2]]
 func.func @gather_scatter_reduce(%x: tensor<16x32xbf16>)
     -> (tensor<16x32xbf16>, tensor<16x32xbf16>) {
   %ag0 = tandem.all_gather %x on @tp dim 0
@@ -253,8 +253,8 @@ func.func @gather_scatter_reduce(%x: tensor<16x32xbf16>)
 
 // An explicit `reduce sum` is the default and is not printed.
 // CHECK-LABEL: func.func @default_reduce(
-// CHECK: tandem.reduce_scatter %{{.*}} on @tp dim 0 : tensor<128x32xf32> -> tensor<16x32xf32>
-// CHECK: tandem.all_reduce %{{.*}} on @tp : tensor<16x32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: tandem.reduce_scatter %{{.*}} on @tp dim 0 : tensor<128x32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: tandem.all_reduce %{{.*}} on @tp : tensor<16x32xf32> -> tensor<16x32xf32>
 func.func @default_reduce(%x: tensor<128x32xf32>) -> tensor<16x32xf32> {
   %rs = tandem.reduce_scatter %x on @tp dim 0 reduce sum
       : tensor<128x32xf32> -> tensor<16x32xf32>
@@ -265,11 +265,11 @@ func.func @default_reduce(%x: tensor<128x32xf32>) -> tensor<16x32xf32> {
 
 // CHECK-LABEL: func.func @exchange(
 // CHECK-SAME: %[[X:.*]]: tensor<64x8xbf16>)
-// CHECK: %[[A2A:.*]] = tandem.all_to_all %[[X]] on @tp split 0 concat 1 : tensor<64x8xbf16> -> tensor<8x64xbf16>
-// CHECK: %[[SAME:.*]] = tandem.all_to_all %[[X]] on @ring split 0 concat 0 : tensor<64x8xbf16> -> tensor<64x8xbf16>
-// CHECK: %[[FWD:.*]] = tandem.permute %[[SAME]] on @ring shift 1 : tensor<64x8xbf16> -> tensor<64x8xbf16>
-// CHECK: %[[BWD:.*]] = tandem.permute %[[FWD]] on @ring shift -1 {layer = "cp"} : tensor<64x8xbf16> -> tensor<64x8xbf16>
-// CHECK: return %[[A2A]], %[[BWD]]
+// CHECK-NEXT: %[[A2A:.*]] = tandem.all_to_all %[[X]] on @tp split 0 concat 1 : tensor<64x8xbf16> -> tensor<8x64xbf16>
+// CHECK-NEXT: %[[SAME:.*]] = tandem.all_to_all %[[X]] on @ring split 0 concat 0 : tensor<64x8xbf16> -> tensor<64x8xbf16>
+// CHECK-NEXT: %[[FWD:.*]] = tandem.permute %[[SAME]] on @ring shift 1 : tensor<64x8xbf16> -> tensor<64x8xbf16>
+// CHECK-NEXT: %[[BWD:.*]] = tandem.permute %[[FWD]] on @ring shift -1 {layer = "cp"} : tensor<64x8xbf16> -> tensor<64x8xbf16>
+// CHECK-NEXT: return %[[A2A]], %[[BWD]]
 func.func @exchange(%x: tensor<64x8xbf16>)
     -> (tensor<8x64xbf16>, tensor<64x8xbf16>) {
   %a2a = tandem.all_to_all %x on @tp split 0 concat 1
@@ -289,15 +289,15 @@ func.func @exchange(%x: tensor<64x8xbf16>)
 
 // CHECK-LABEL: func.func @start_gather_scatter_reduce(
 // CHECK-SAME: %[[X:.*]]: tensor<16x32xbf16>)
-// CHECK: %[[F0:.*]] = tandem.all_gather_start %[[X]] on @tp dim 0 : tensor<16x32xbf16> -> !tandem.future<tensor<128x32xbf16>>
-// CHECK: %[[AG:.*]] = tandem.wait %[[F0]] : !tandem.future<tensor<128x32xbf16>>
-// CHECK: %[[F1:.*]] = tandem.reduce_scatter_start %[[AG]] on @tp dim 0 reduce avg : tensor<128x32xbf16> -> !tandem.future<tensor<16x32xbf16>>
-// CHECK: %[[RS:.*]] = tandem.wait %[[F1]] : !tandem.future<tensor<16x32xbf16>>
-// CHECK: %[[F2:.*]] = tandem.all_reduce_start %[[RS]] on @dp : tensor<16x32xbf16> -> !tandem.future<tensor<16x32xbf16>>
-// CHECK: %[[AR:.*]] = tandem.wait %[[F2]] : !tandem.future<tensor<16x32xbf16>>
-// CHECK: %[[F3:.*]] = tandem.all_reduce_start %[[AR]] on @dp reduce max : tensor<16x32xbf16> -> !tandem.future<tensor<16x32xbf16>>
-// CHECK: %[[ARM:.*]] = tandem.wait %[[F3]] : !tandem.future<tensor<16x32xbf16>>
-// CHECK: return %[[ARM]]
+// CHECK-NEXT: %[[F0:.*]] = tandem.all_gather_start %[[X]] on @tp dim 0 : tensor<16x32xbf16> -> !tandem.future<tensor<128x32xbf16>>
+// CHECK-NEXT: %[[AG:.*]] = tandem.wait %[[F0]] : !tandem.future<tensor<128x32xbf16>>
+// CHECK-NEXT: %[[F1:.*]] = tandem.reduce_scatter_start %[[AG]] on @tp dim 0 reduce avg : tensor<128x32xbf16> -> !tandem.future<tensor<16x32xbf16>>
+// CHECK-NEXT: %[[RS:.*]] = tandem.wait %[[F1]] : !tandem.future<tensor<16x32xbf16>>
+// CHECK-NEXT: %[[F2:.*]] = tandem.all_reduce_start %[[RS]] on @dp : tensor<16x32xbf16> -> !tandem.future<tensor<16x32xbf16>>
+// CHECK-NEXT: %[[AR:.*]] = tandem.wait %[[F2]] : !tandem.future<tensor<16x32xbf16>>
+// CHECK-NEXT: %[[F3:.*]] = tandem.all_reduce_start %[[AR]] on @dp reduce max : tensor<16x32xbf16> -> !tandem.future<tensor<16x32xbf16>>
+// CHECK-NEXT: %[[ARM:.*]] = tandem.wait %[[F3]] : !tandem.future<tensor<16x32xbf16>>
+// CHECK-NEXT: return %[[ARM]]
 func.func @start_gather_scatter_reduce(%x: tensor<16x32xbf16>)
     -> tensor<16x32xbf16> {
   %f0 = tandem.all_gather_start %x on @tp dim 0
@@ -318,12 +318,12 @@ func.func @start_gather_scatter_reduce(%x: tensor<16x32xbf16>)
 // Compute may run between a start and its wait.
 // CHECK-LABEL: func.func @start_exchange(
 // CHECK-SAME: %[[X:.*]]: tensor<64x8xbf16>, %[[W:.*]]: tensor<8x8xbf16>)
-// CHECK: %[[F0:.*]] = tandem.all_to_all_start %[[X]] on @tp split 0 concat 1 : tensor<64x8xbf16> -> !tandem.future<tensor<8x64xbf16>>
-// CHECK: %[[F1:.*]] = tandem.permute_start %[[X]] on @tp shift -3 : tensor<64x8xbf16> -> !tandem.future<tensor<64x8xbf16>>
-// CHECK: %[[Y:.*]] = tandem.matmul fprop %[[X]], %[[W]] : tensor<64x8xbf16>, tensor<8x8xbf16> -> tensor<64x8xbf16>
-// CHECK: %[[A2A:.*]] = tandem.wait %[[F0]] : !tandem.future<tensor<8x64xbf16>>
-// CHECK: %[[P:.*]] = tandem.wait %[[F1]] : !tandem.future<tensor<64x8xbf16>>
-// CHECK: return %[[A2A]], %[[P]], %[[Y]]
+// CHECK-NEXT: %[[F0:.*]] = tandem.all_to_all_start %[[X]] on @tp split 0 concat 1 : tensor<64x8xbf16> -> !tandem.future<tensor<8x64xbf16>>
+// CHECK-NEXT: %[[F1:.*]] = tandem.permute_start %[[X]] on @tp shift -3 : tensor<64x8xbf16> -> !tandem.future<tensor<64x8xbf16>>
+// CHECK-NEXT: %[[Y:.*]] = tandem.matmul fprop %[[X]], %[[W]] : tensor<64x8xbf16>, tensor<8x8xbf16> -> tensor<64x8xbf16>
+// CHECK-NEXT: %[[A2A:.*]] = tandem.wait %[[F0]] : !tandem.future<tensor<8x64xbf16>>
+// CHECK-NEXT: %[[P:.*]] = tandem.wait %[[F1]] : !tandem.future<tensor<64x8xbf16>>
+// CHECK-NEXT: return %[[A2A]], %[[P]], %[[Y]]
 func.func @start_exchange(%x: tensor<64x8xbf16>, %w: tensor<8x8xbf16>)
     -> (tensor<8x64xbf16>, tensor<64x8xbf16>, tensor<64x8xbf16>) {
   %f0 = tandem.all_to_all_start %x on @tp split 0 concat 1
