@@ -79,11 +79,10 @@ run_tests() {
   set -e
   # One closing line in the form CI reads: "N passed, N failed, N skipped".
   local passed failed skipped
-  passed=$(grep -E "^\s*Passed\s*:" "$log" | awk -F: '{s+=$2} END {print s+0}')
-  failed=$(grep -E "^\s*(Failed|Unresolved|Timed Out|Unexpectedly Passed)\s*:" "$log" |
-    awk -F: '{s+=$2} END {print s+0}')
-  skipped=$(grep -E "^\s*(Unsupported|Expectedly Failed)\s*:" "$log" |
-    awk -F: '{s+=$2} END {print s+0}')
+  # awk alone, so that a category lit did not print counts as 0.
+  passed=$(awk -F: '/^ *Passed *:/ {s+=$2} END {print s+0}' "$log")
+  failed=$(awk -F: '/^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {s+=$2} END {print s+0}' "$log")
+  skipped=$(awk -F: '/^ *(Unsupported|Expectedly Failed) *:/ {s+=$2} END {print s+0}' "$log")
   echo "$passed passed, $failed failed, $skipped skipped"
   if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
     exit 1
