@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <variant>
 
 using namespace mlir;
@@ -185,9 +186,9 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
         {"fp8_tflops", fp8Tflops.convertToDouble()},
         {"f32_tflops", f32Tflops.convertToDouble()},
         {"hbm_gbps", hbmGbps.convertToDouble()}})
-    if (!(value > 0.0))
+    if (!(value > 0.0) || !std::isfinite(value))
       return emitError() << "target '" << name << "': " << key
-                         << " must be positive, got " << value;
+                         << " must be positive and finite, got " << value;
   if (hbmBytes <= 0)
     return emitError() << "target '" << name
                        << "': hbm_bytes must be positive";
@@ -205,9 +206,11 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (gemmTileM <= 0 || gemmTileN <= 0)
     return emitError() << "target '" << name
                        << "': gemm tile sizes must be positive";
-  if (!(launchOverheadUs.convertToDouble() >= 0.0))
+  double launch = launchOverheadUs.convertToDouble();
+  if (!(launch >= 0.0) || !std::isfinite(launch))
     return emitError() << "target '" << name
-                       << "': launch_overhead_us must not be negative";
+                       << "': launch_overhead_us must be finite and not "
+                          "negative";
   return success();
 }
 
@@ -270,7 +273,8 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
-  printer << "<\"" << getName() << "\"";
+  printer << "<";
+  printer.printString(getName());
   const Preset *preset = findPreset(getName());
   TargetValues mine = valuesOf(*this);
   for (const TargetField &f : kTargetFields) {

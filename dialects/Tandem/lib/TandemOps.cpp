@@ -6,6 +6,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tandem;
 
@@ -65,10 +67,12 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult GroupOp::verify() {
-  if (!(getLinkBandwidthGbps().convertToDouble() > 0.0))
-    return emitOpError("link bandwidth must be positive");
-  if (getLinkLatencyUs().convertToDouble() < 0.0)
-    return emitOpError("link latency must not be negative");
+  double bandwidth = getLinkBandwidthGbps().convertToDouble();
+  double latency = getLinkLatencyUs().convertToDouble();
+  if (!(bandwidth > 0.0) || !std::isfinite(bandwidth))
+    return emitOpError("link bandwidth must be positive and finite");
+  if (!(latency >= 0.0) || !std::isfinite(latency))
+    return emitOpError("link latency must be finite and not negative");
   int64_t size = getSize();
   bool hasNodeFields = getGpusPerNode() || getInterNodeBandwidthGbps() ||
                        getInterNodeLatencyUs();
@@ -79,14 +83,19 @@ LogicalResult GroupOp::verify() {
       return emitOpError("a hierarchical group needs gpus_per_node, "
                          "inter_node_bandwidth_gbps and "
                          "inter_node_latency_us");
-    int64_t perNode = *getGpusPerNode();
-    if (perNode < 1 || size % perNode != 0)
+    int64_t perNode = static_cast<int64_t>(*getGpusPerNode());
+    if (perNode < 1)
+      return emitOpError("gpus_per_node must be positive, got ") << perNode;
+    if (size % perNode != 0)
       return emitOpError("group size ")
              << size << " is not a multiple of gpus_per_node " << perNode;
-    if (!(getInterNodeBandwidthGbps()->convertToDouble() > 0.0))
-      return emitOpError("inter-node bandwidth must be positive");
-    if (getInterNodeLatencyUs()->convertToDouble() < 0.0)
-      return emitOpError("inter-node latency must not be negative");
+    double interBandwidth = getInterNodeBandwidthGbps()->convertToDouble();
+    double interLatency = getInterNodeLatencyUs()->convertToDouble();
+    if (!(interBandwidth > 0.0) || !std::isfinite(interBandwidth))
+      return emitOpError("inter-node bandwidth must be positive and finite");
+    if (!(interLatency >= 0.0) || !std::isfinite(interLatency))
+      return emitOpError(
+          "inter-node latency must be finite and not negative");
     return success();
   }
   case Topology::full_mesh:
@@ -481,7 +490,7 @@ static LogicalResult verifyScaledDim(Operation *op, RankedTensorType small,
     if (i != dim && small.getShape()[i] != big.getShape()[i])
       return op->emitOpError() << smallName << " and " << bigName
                                << " differ in dimension " << i
-                               << ", which is not the gathered dimension";
+                               << "; only dimension " << dim << " may differ";
   return success();
 }
 
@@ -637,10 +646,14 @@ static LogicalResult verifyPermuteSymbols(OpT op,
   GroupOp group;
   if (failed(verifyGroupExists(op, symbols, op.getGroupAttr(), &group)))
     return failure();
-  if (op.getShift() % group.getSize() == 0)
+  // I64Attr's C++ type is unsigned: compute in signed arithmetic so that
+  // negative shifts work.
+  int64_t shift = static_cast<int64_t>(op.getShift());
+  int64_t size = static_cast<int64_t>(group.getSize());
+  if (shift % size == 0)
     return op.emitOpError("shift ")
-           << op.getShift() << " is a multiple of the group size "
-           << group.getSize() << ": every rank would send to itself";
+           << shift << " is a multiple of the group size " << size
+           << ": every rank would send to itself";
   return success();
 }
 

@@ -72,7 +72,8 @@ struct ContentionPoint {
 
 class ContentionTable {
 public:
-  /// The table measured on an H200 (shared/data/h200-probe.md).
+  /// The built-in table: GEMM and collective columns measured on an H200
+  /// (shared/data/h200-probe.md); the memory column assumed.
   static ContentionTable defaults();
   /// Reads a calibration file (JSON, docs/cost-model.md gives the format).
   /// On failure returns std::nullopt and sets `error`.

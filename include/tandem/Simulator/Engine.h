@@ -1,6 +1,7 @@
 //===- Engine.h - Discrete-event simulation of a multi-stream schedule -*-C++-*-//
 //
-// The simulation core, independent of MLIR so that it can be tested on
+// The simulation core. It works on tasks, not IR (its only tie to the
+// compiler is the cost model's ContentionTable), so that it can be tested on
 // hand-built schedules and reused by other front ends. Tasks run on streams
 // in program order; a task starts when its stream is free and its
 // dependences have finished. Running tasks share the GPU:

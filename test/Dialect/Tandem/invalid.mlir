@@ -27,12 +27,12 @@ func.func @group_in_function() {
 
 // -----
 
-// expected-error @+1 {{'tandem.group' op link bandwidth must be positive}}
+// expected-error @+1 {{'tandem.group' op link bandwidth must be positive and finite}}
 tandem.group @g size(8) switch links(18 x 0.0 GBps, 2.0 us)
 
 // -----
 
-// expected-error @+1 {{'tandem.group' op link latency must not be negative}}
+// expected-error @+1 {{'tandem.group' op link latency must be finite and not negative}}
 tandem.group @g size(8) ring links(2 x 25.0 GBps, -1.0 us)
 
 // -----
@@ -50,14 +50,14 @@ tandem.group @g size(12) hierarchical links(18 x 25.0 GBps, 2.0 us)
 
 // -----
 
-// expected-error @+1 {{'tandem.group' op inter-node bandwidth must be positive}}
+// expected-error @+1 {{'tandem.group' op inter-node bandwidth must be positive and finite}}
 tandem.group @g size(32) hierarchical links(18 x 25.0 GBps, 2.0 us)
     {gpus_per_node = 8 : i64, inter_node_bandwidth_gbps = 0.0 : f64,
      inter_node_latency_us = 5.0 : f64}
 
 // -----
 
-// expected-error @+1 {{'tandem.group' op inter-node latency must not be negative}}
+// expected-error @+1 {{'tandem.group' op inter-node latency must be finite and not negative}}
 tandem.group @g size(32) hierarchical links(18 x 25.0 GBps, 2.0 us)
     {gpus_per_node = 8 : i64, inter_node_bandwidth_gbps = 50.0 : f64,
      inter_node_latency_us = -5.0 : f64}
@@ -554,7 +554,7 @@ func.func @all_gather_dim_range(%x: tensor<16x32xbf16>) {
 tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
 
 func.func @all_gather_other_dim(%x: tensor<16x32xbf16>) {
-  // expected-error @+1 {{'tandem.all_gather' op input and result differ in dimension 1, which is not the gathered dimension}}
+  // expected-error @+1 {{'tandem.all_gather' op input and result differ in dimension 1; only dimension 0 may differ}}
   %y = tandem.all_gather %x on @tp dim 0 : tensor<16x32xbf16> -> tensor<128x64xbf16>
   return
 }
@@ -606,7 +606,7 @@ func.func @reduce_scatter_dim_range(%x: tensor<128x32xbf16>) {
 tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
 
 func.func @reduce_scatter_other_dim(%x: tensor<128x32xbf16>) {
-  // expected-error @+1 {{'tandem.reduce_scatter' op result and input differ in dimension 1, which is not the gathered dimension}}
+  // expected-error @+1 {{'tandem.reduce_scatter' op result and input differ in dimension 1; only dimension 0 may differ}}
   %y = tandem.reduce_scatter %x on @tp dim 0 : tensor<128x32xbf16> -> tensor<16x16xbf16>
   return
 }
@@ -835,27 +835,27 @@ module attributes {tandem.target = #tandem.target<"h200", sm_count = 0>} {}
 
 // -----
 
-// expected-error @+1 {{target 'h200': bf16_tflops must be positive, got 0.000000e+00}}
+// expected-error @+1 {{target 'h200': bf16_tflops must be positive and finite, got 0.000000e+00}}
 module attributes {tandem.target = #tandem.target<"h200", bf16_tflops = 0.0>} {}
 
 // -----
 
-// expected-error @+1 {{target 'h100': f16_tflops must be positive, got -1.000000e+00}}
+// expected-error @+1 {{target 'h100': f16_tflops must be positive and finite, got -1.000000e+00}}
 module attributes {tandem.target = #tandem.target<"h100", f16_tflops = -1.0>} {}
 
 // -----
 
-// expected-error @+1 {{target 'mi300x': fp8_tflops must be positive, got 0.000000e+00}}
+// expected-error @+1 {{target 'mi300x': fp8_tflops must be positive and finite, got 0.000000e+00}}
 module attributes {tandem.target = #tandem.target<"mi300x", fp8_tflops = 0.0>} {}
 
 // -----
 
-// expected-error @+1 {{target 'h200': f32_tflops must be positive, got -4.947000e+02}}
+// expected-error @+1 {{target 'h200': f32_tflops must be positive and finite, got -4.947000e+02}}
 module attributes {tandem.target = #tandem.target<"h200", f32_tflops = -494.7>} {}
 
 // -----
 
-// expected-error @+1 {{target 'h200': hbm_gbps must be positive, got 0.000000e+00}}
+// expected-error @+1 {{target 'h200': hbm_gbps must be positive and finite, got 0.000000e+00}}
 module attributes {tandem.target = #tandem.target<"h200", hbm_gbps = 0.0>} {}
 
 // -----
@@ -896,7 +896,7 @@ module attributes {tandem.target = #tandem.target<"h200", gemm_tile_n = -128>} {
 
 // -----
 
-// expected-error @+1 {{target 'h200': launch_overhead_us must not be negative}}
+// expected-error @+1 {{target 'h200': launch_overhead_us must be finite and not negative}}
 module attributes {tandem.target = #tandem.target<"h200", launch_overhead_us = -1.0>} {}
 
 //===----------------------------------------------------------------------===//
@@ -914,3 +914,28 @@ func.func @target_on_function() attributes {tandem.target = #tandem.target<"h200
 
 // expected-error @+1 {{'tandem.target' must be a #tandem.target attribute, got "h200"}}
 module attributes {tandem.target = "h200"} {}
+
+// -----
+
+// A negative shift is taken modulo the group size in signed arithmetic.
+tandem.group @g6 size(6) ring links(2 x 25.0 GBps, 2.0 us)
+func.func @permute_negative_multiple(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'tandem.permute' op shift -6 is a multiple of the group size 6: every rank would send to itself}}
+  %y = tandem.permute %x on @g6 shift -6 : tensor<8xbf16> -> tensor<8xbf16>
+  return %y : tensor<8xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{'tandem.group' op gpus_per_node must be positive, got 0}}
+tandem.group @h size(16) hierarchical links(18 x 25.0 GBps, 2.0 us) {gpus_per_node = 0 : i64, inter_node_bandwidth_gbps = 50.0 : f64, inter_node_latency_us = 5.0 : f64}
+
+// -----
+
+// expected-error @+1 {{'tandem.group' op link bandwidth must be positive and finite}}
+tandem.group @inf size(8) switch links(18 x 0x7FF0000000000000 GBps, 2.0 us)
+
+// -----
+
+// expected-error @+1 {{'tandem.group' op link latency must be finite and not negative}}
+tandem.group @nan size(8) switch links(18 x 25.0 GBps, 0x7FF8000000000000 us)

@@ -114,3 +114,8 @@ func.func @elsewhere() attributes {targets = [#tandem.target<"h100">,
     #tandem.target<"h200", collective_sms = 8>]} {
   return
 }
+
+// A name with a quote is escaped, so the printed form parses back.
+// CHECK-LABEL: module @quoted_name
+// CHECK-SAME: #tandem.target<"my\22gpu"
+module @quoted_name attributes {tandem.target = #tandem.target<"my\"gpu", sm_count = 100, bf16_tflops = 500.0, f16_tflops = 500.0, fp8_tflops = 1000.0, f32_tflops = 60.0, hbm_gbps = 3000.0, hbm_bytes = 68719476736, gemm_efficiency = 0.8, hbm_efficiency = 0.9, collective_sms = 16, gemm_tile_m = 128, gemm_tile_n = 256, launch_overhead_us = 4.0>} {}

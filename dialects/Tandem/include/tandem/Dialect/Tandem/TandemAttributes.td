@@ -80,7 +80,7 @@ def Tandem_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
 def Tandem_ReduceKindAttr
     : EnumAttr<Tandem_Dialect, Tandem_ReduceKind, "reduce">;
 
-/// Not an attribute: the collective kinds that ComputeOpInterface and the
+/// Not an attribute: the collective kinds that CollectiveOpInterface and the
 /// cost model use to tell collectives apart without isa<> chains.
 def Tandem_CollectiveKind : I32EnumAttr<"CollectiveKind", "collective", [
       I32EnumAttrCase<"all_gather", 0>,
