@@ -109,6 +109,10 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model) {
                  cast<IntegerAttr>(attr).getInt() < 0))
       return op.emitError() << "'" << kStreamAttrName
                             << "' must be a non-negative integer";
+    for (StringRef name : {kSmTargetAttrName, kCommSmsAttrName})
+      if (auto attr = op.getAttr(name); attr && !isa<IntegerAttr>(attr))
+        return op.emitError() << "'" << name << "' must be an integer, got "
+                              << attr;
     sim::Task task;
     task.name = opLabel(&op, position);
     if (auto compute = dyn_cast<ComputeOpInterface>(&op)) {

@@ -78,3 +78,13 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     return %y : tensor<64x64xf64>
   }
 }
+
+// -----
+
+module attributes {tandem.target = #tandem.target<"h200">} {
+  func.func @f(%a: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
+    // expected-error @+1 {{'tandem.sm_target' must be an integer, got "all"}}
+    %y = tandem.matmul fprop %a, %a {tandem.sm_target = "all"} : tensor<256x256xbf16>, tensor<256x256xbf16> -> tensor<256x256xbf16>
+    return %y : tensor<256x256xbf16>
+  }
+}
