@@ -155,18 +155,6 @@ ArrayRef<StringRef> TargetAttr::getPresetNames() {
   return names;
 }
 
-double TargetAttr::getPeakFlops(Type elementType) const {
-  if (elementType.isBF16())
-    return getBf16Tflops().convertToDouble() * 1e12;
-  if (elementType.isF16())
-    return getF16Tflops().convertToDouble() * 1e12;
-  if (elementType.isF32())
-    return getF32Tflops().convertToDouble() * 1e12;
-  if (isa<Float8E4M3FNType, Float8E5M2Type, Float8E4M3Type>(elementType))
-    return getFp8Tflops().convertToDouble() * 1e12;
-  return 0.0;
-}
-
 LogicalResult
 TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    StringRef name, int64_t smCount, APFloat bf16Tflops,

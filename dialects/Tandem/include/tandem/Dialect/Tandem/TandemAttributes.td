@@ -164,8 +164,6 @@ def Tandem_TargetAttr : AttrDef<Tandem_Dialect, "Target"> {
                                 ::llvm::StringRef name);
     /// The names of the presets, for error messages and tools.
     static ::llvm::ArrayRef<::llvm::StringRef> getPresetNames();
-    /// Dense peak FLOP/s for an element type; 0 if the type has none.
-    double getPeakFlops(::mlir::Type elementType) const;
     /// HBM bandwidth in bytes/s.
     double getHbmBytesPerSecond() const {
       return getHbmGbps().convertToDouble() * 1e9;
