@@ -72,4 +72,91 @@ def TandemTestLiveness : Pass<"tandem-test-liveness", "::mlir::ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Overlap passes
+//===----------------------------------------------------------------------===//
+
+def TandemAsyncCollectives
+    : Pass<"tandem-async-collectives", "::mlir::ModuleOp"> {
+  let summary = "Turn blocking collectives into start/wait pairs";
+  let description = [{
+    Replaces every blocking collective with its `_start` form followed at
+    once by a `tandem.wait`, so that later passes can move compute between
+    the two. Stamps every collective with `tandem.seq`, its index in its
+    group's issue order, which tandem-verify-schedule checks later.
+
+    Contract: the schedule and every value are unchanged (the wait follows
+    its start immediately); collectives that are already asynchronous are
+    only stamped.
+  }];
+  let statistics = [
+    Statistic<"numConverted", "converted", "Blocking collectives converted">
+  ];
+}
+
+def TandemBulkOverlap : Pass<"tandem-bulk-overlap", "::mlir::ModuleOp"> {
+  let summary = "Issue collectives early and wait late around independent compute";
+  let description = [{
+    For every `_start` collective, moves the start up to just after the last
+    op it depends on and its wait down to just before the first op that uses
+    the result, so that independent compute (e.g. the wgrad of a
+    column-parallel layer under the preceding reduce-scatter) runs under the
+    collective on another stream.
+
+    Limits: a start never passes a collective of the same group (every rank
+    issues a group's collectives in one order); at most `max-in-flight`
+    collectives of one group are in flight at any point; with
+    `memory-budget`, a move that would raise the program-order peak memory
+    above the budget is undone (if the input already exceeds the budget, no
+    move may raise the peak). Emits a remark per collective saying how far
+    its start and wait moved, or why they stayed.
+  }];
+  let options = [
+    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
+           "Collectives of one group in flight at once">,
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Peak-memory limit in bytes (0 = none)">
+  ];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Starts moved earlier">,
+    Statistic<"numSunk", "sunk", "Waits moved later">,
+    Statistic<"numBudgetBlocked", "budget-blocked",
+              "Moves undone for the memory budget">
+  ];
+}
+
+def TandemRescheduleWgrad
+    : Pass<"tandem-reschedule-wgrad", "::mlir::ModuleOp"> {
+  let summary = "Delay wgrad GEMMs into later collectives' windows (AG-WGRAD)";
+  let description = [{
+    Finds `wgrad` matmuls whose results reach nothing but function results,
+    gradient accumulation (`tandem.elementwise add`) and gradient
+    collectives, and moves each, with its accumulation chain, into the
+    window (between `_start` and wait) of a later collective - all-gathers
+    first, then other collectives - choosing windows with the cost model so
+    that each window's compute fills, but does not exceed, its
+    communication time under contention. Collectives are never split or
+    replaced.
+
+    `memory-budget` is a hard limit: peak memory (program-order liveness)
+    after the pass never exceeds it; if the input already exceeds it, the
+    pass makes it no worse and says so. Every wgrad gets a remark: where it
+    moved and the window's fill, or why it stayed (no later window, window
+    full, budget, dependences).
+
+    Expects async collectives with their windows opened (run
+    tandem-async-collectives and tandem-bulk-overlap first).
+  }];
+  let options = [
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Peak-memory limit in bytes (0 = none)">,
+    Option<"fillLimit", "fill-limit", "double", "1.0",
+           "Fill windows up to this fraction of their collective's time">
+  ];
+  let statistics = [
+    Statistic<"numMoved", "moved", "wgrad GEMMs moved into a window">,
+    Statistic<"numKept", "kept", "wgrad GEMMs left in place">
+  ];
+}
+
 #endif // TANDEM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,67 @@
+//===- Schedule.h - Shared pieces of the scheduling algorithms ---*- C++ -*-===//
+//
+// What every overlap algorithm needs: the time of one op under the cost
+// model, the legality of moving an op within its block (SSA order and the
+// per-group issue order of collectives), and the start/wait pairs that form
+// the windows compute can hide in.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_SCHEDULING_SCHEDULE_H
+#define TANDEM_SCHEDULING_SCHEDULE_H
+
+#include "tandem/Analysis/CostModel.h"
+
+#include "mlir/IR/Block.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace mlir {
+namespace tandem {
+
+/// Uncontended times of ops under a cost model, honouring `tandem.sm_target`
+/// and `tandem.comm_sms`; caches the process groups it looks up.
+class OpTimer {
+public:
+  explicit OpTimer(const CostModel &model) : model(model) {}
+  /// Time of `op` alone in microseconds: compute ops and collectives; 0 for
+  /// waits and ops without a cost. std::nullopt (with `error` set) when the
+  /// cost model cannot price the op.
+  std::optional<double> timeUs(Operation *op, std::string &error);
+  /// As above, for ops known to be priceable (returns 0 otherwise).
+  double timeUs(Operation *op);
+  /// Collective time with an explicit CTA budget.
+  double collectiveUs(CollectiveOpInterface op, int64_t ctas);
+  /// Compute time on `sms` SMs (0 = all).
+  double computeUs(ComputeOpInterface op, int64_t sms);
+  /// The group spec of a collective (nullptr if it does not resolve).
+  const GroupSpec *group(CollectiveOpInterface op);
+  const CostModel &costModel() const { return model; }
+
+private:
+  const CostModel &model;
+  llvm::StringMap<GroupSpec> groups;
+};
+
+/// The wait that consumes a `_start` collective's future (null if none).
+Operation *getWaitOf(CollectiveOpInterface start);
+/// The `_start` collective a wait completes.
+CollectiveOpInterface getStartOf(Operation *wait);
+
+/// Whether `op` may be placed immediately before `point` (both in one
+/// block): every operand is defined before the new position, every user
+/// stays after it, and no collective on the same group is crossed.
+bool canMoveBefore(Operation *op, Operation *point);
+
+/// Whether two collectives run on the same process group.
+bool sameGroup(CollectiveOpInterface a, CollectiveOpInterface b);
+
+/// Name of the per-group issue index that tandem-async-collectives stamps
+/// on every collective; tandem-verify-schedule checks it is preserved.
+constexpr llvm::StringLiteral kSeqAttrName = "tandem.seq";
+
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_SCHEDULING_SCHEDULE_H

@@ -1,0 +1,158 @@
+//===- Streams.h - Streams and cross-stream events of a schedule -*- C++ -*-===//
+//
+// Which stream every op of a function runs on, and the events that order
+// the uses of a value on a stream other than its producer's. The stream of
+// an op is its `tandem.stream` attribute when it has one; otherwise the
+// simulator's default: compute ops, blocking collectives and waits on
+// stream 0, each process group's `_start` collectives on a communication
+// stream of their own, numbered in order of first appearance.
+//
+// An event belongs to the op that records it (`tandem.record_event`): it
+// completes when that op has completed on its stream. An op lists the events
+// its stream waits for before the op runs (`tandem.wait_events`). The vector
+// clocks below decide whether one op is ordered before another (it happens
+// before) through stream order, events and the completion of a collective
+// at its `tandem.wait`. docs/passes/assign-streams.md describes the format.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_SCHEDULING_STREAMS_H
+#define TANDEM_SCHEDULING_STREAMS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir {
+namespace tandem {
+
+/// Event (non-negative integer) that an op records once it has completed.
+constexpr llvm::StringLiteral kRecordEventAttrName = "tandem.record_event";
+/// Events (DenseI64ArrayAttr) the op's stream waits for before the op runs.
+constexpr llvm::StringLiteral kWaitEventsAttrName = "tandem.wait_events";
+/// On a function: the number of streams its ops use (indices 0 .. n-1).
+constexpr llvm::StringLiteral kNumStreamsAttrName = "tandem.num_streams";
+/// On a function: the number of events its ops record (ids 0 .. n-1).
+constexpr llvm::StringLiteral kNumEventsAttrName = "tandem.num_events";
+
+/// The stream of every op of a single-block function.
+struct StreamMap {
+  /// Every op of the block except the terminator.
+  llvm::DenseMap<Operation *, int64_t> streamOf;
+  /// One name per stream: "compute", "comm @<group>" or "stream <i>".
+  llvm::SmallVector<std::string> names;
+
+  int64_t numStreams() const { return names.size(); }
+  /// Stream of `op`; -1 for the terminator and ops outside the block.
+  int64_t lookup(Operation *op) const {
+    auto it = streamOf.find(op);
+    return it == streamOf.end() ? -1 : it->second;
+  }
+};
+
+/// Streams exactly as tandem-simulate assigns them: `tandem.stream` wins,
+/// otherwise the defaults; explicit and default streams share one index space
+/// (docs/simulator.md). Fails, with an error at the op, on a function that is
+/// external or has several blocks, on a `tandem.stream` that is not a
+/// non-negative integer, and on an op that is neither a tandem compute op, a
+/// collective, a wait nor the terminator.
+FailureOr<StreamMap> computeStreams(func::FuncOp func);
+
+/// Whether `func` carries any stream or event attribute (on an op or the
+/// function itself), i.e. whether its synchronisation is explicit.
+bool hasStreamAttributes(func::FuncOp func);
+
+/// Vector clocks over the streams of one block, fed the ops in program
+/// order: `enter(op)`, then the waits of `op` (`waitEvent`, `waitOp`), then
+/// the questions about `op` (`happensBefore`), then `finish`. An op's clock
+/// entry for stream `s` counts the ops of `s` known to have completed.
+class StreamClocks {
+public:
+  struct Options {
+    /// A `tandem.wait` orders its collective's completion before itself: the
+    /// wait is the synchronisation point, whatever its stream.
+    bool waitCompletesCollective = true;
+    /// Every SSA use is ordered after its producer, as tandem-simulate
+    /// assumes (its dependences are the def-use edges).
+    bool implicitDataSync = false;
+  };
+
+  StreamClocks(const StreamMap &streams, Options options);
+
+  /// Starts `op` (not the terminator): joins its stream's clock with its
+  /// collective if it is a wait, and with its producers, as the options say.
+  void enter(Operation *op);
+  /// The stream of the current op waits for `event`, as recorded last before
+  /// it in program order. False (and nothing joined) if no op recorded it.
+  bool waitEvent(int64_t event);
+  /// The stream of the current op waits for the completion of `producer`, a
+  /// finished op.
+  void waitOp(Operation *producer);
+  /// Whether `producer`, a finished op, has completed before the current op
+  /// starts.
+  bool happensBefore(Operation *producer) const;
+  /// Completes the current op on its stream and, if `event` >= 0, records
+  /// `event` right after it.
+  void finish(int64_t event);
+  /// The op that recorded `event` last, or null.
+  Operation *recordedBy(int64_t event) const {
+    auto it = eventOwner.find(event);
+    return it == eventOwner.end() ? nullptr : it->second;
+  }
+
+private:
+  using Clock = llvm::SmallVector<int64_t>;
+  void join(const Clock &from);
+
+  const StreamMap &streams;
+  Options options;
+  Operation *current = nullptr;
+  int64_t currentStream = 0;
+  /// Current clock of every stream.
+  llvm::SmallVector<Clock> streamClock;
+  /// Position (1-based) of every finished op on its stream.
+  llvm::DenseMap<Operation *, int64_t> position;
+  /// Clock of the op's stream right after the op completed.
+  llvm::DenseMap<Operation *, Clock> clockAfter;
+  llvm::DenseMap<int64_t, Clock> eventClock;
+  llvm::DenseMap<int64_t, Operation *> eventOwner;
+};
+
+/// Streams and events for one function.
+struct StreamAssignment {
+  StreamMap streams;
+  /// The event each recording op records; ids 0 .. numEvents-1 in program
+  /// order of the recording ops.
+  llvm::DenseMap<Operation *, int64_t> recordEvent;
+  /// Events each op waits for, ascending.
+  llvm::DenseMap<Operation *, llvm::SmallVector<int64_t>> waitEvents;
+  int64_t numEvents = 0;
+  /// Blocking collectives that run on the compute stream (stream 0).
+  llvm::SmallVector<Operation *> blockingOnCompute;
+};
+
+/// Streams as `computeStreams` gives them (manual `tandem.stream` kept), and
+/// the fewest events, in program order, that order every use of a value on a
+/// stream other than its producer's: the producer records an event, and the
+/// consumer waits for it unless an earlier op already orders the producer
+/// before it (stream order and earlier waits, transitively). The use of a
+/// `_start`'s future by its `tandem.wait` on another stream gets an explicit
+/// event too. Existing event attributes are ignored. Errors as
+/// `computeStreams`.
+FailureOr<StreamAssignment> assignStreams(func::FuncOp func);
+
+/// Writes `assignment` as attributes: `tandem.stream` on every op but the
+/// terminator, `tandem.record_event` / `tandem.wait_events` where the
+/// assignment has them (and removes stale ones elsewhere), and
+/// `tandem.num_streams` / `tandem.num_events` on the function.
+void applyStreamAssignment(func::FuncOp func,
+                           const StreamAssignment &assignment);
+
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_SCHEDULING_STREAMS_H

@@ -1,0 +1,122 @@
+//===- Schedule.cpp - Shared pieces of the scheduling algorithms ----------===//
+
+#include "tandem/Scheduling/Schedule.h"
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+const GroupSpec *OpTimer::group(CollectiveOpInterface op) {
+  StringRef name = op.getGroupAttr().getValue();
+  auto it = groups.find(name);
+  if (it == groups.end()) {
+    GroupOp g = lookupGroup(op, op.getGroupAttr());
+    if (!g)
+      return nullptr;
+    it = groups.try_emplace(name, GroupSpec::fromOp(g)).first;
+  }
+  return &it->second;
+}
+
+static int64_t shiftOf(Operation *op) {
+  if (auto p = dyn_cast<PermuteOp>(op))
+    return p.getShift();
+  if (auto p = dyn_cast<PermuteStartOp>(op))
+    return p.getShift();
+  return 1;
+}
+
+double OpTimer::collectiveUs(CollectiveOpInterface op, int64_t ctas) {
+  const GroupSpec *g = group(op);
+  if (!g)
+    return 0.0;
+  return model
+      .collective(op.getCollectiveKind(), op.getPayloadBytes(), *g, ctas,
+                  std::nullopt, shiftOf(op))
+      .timeUs;
+}
+
+double OpTimer::computeUs(ComputeOpInterface op, int64_t sms) {
+  std::string error;
+  std::optional<ComputeEstimate> e = model.compute(op, error, sms);
+  return e ? e->timeUs : 0.0;
+}
+
+std::optional<double> OpTimer::timeUs(Operation *op, std::string &error) {
+  if (auto compute = dyn_cast<ComputeOpInterface>(op)) {
+    int64_t sms = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kSmTargetAttrName))
+      sms = attr.getInt();
+    std::optional<ComputeEstimate> e = model.compute(compute, error, sms);
+    if (!e)
+      return std::nullopt;
+    return e->timeUs;
+  }
+  if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+    if (!group(collective)) {
+      error = ("process group " + collective.getGroupAttr().getValue() +
+               " not found")
+                  .str();
+      return std::nullopt;
+    }
+    int64_t ctas = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kCommSmsAttrName))
+      ctas = attr.getInt();
+    return collectiveUs(collective, ctas);
+  }
+  return 0.0;
+}
+
+double OpTimer::timeUs(Operation *op) {
+  std::string error;
+  return timeUs(op, error).value_or(0.0);
+}
+
+Operation *mlir::tandem::getWaitOf(CollectiveOpInterface start) {
+  if (!start.isAsync())
+    return nullptr;
+  for (Operation *user : start->getResult(0).getUsers())
+    if (isa<WaitOp>(user))
+      return user;
+  return nullptr;
+}
+
+CollectiveOpInterface mlir::tandem::getStartOf(Operation *wait) {
+  auto w = dyn_cast<WaitOp>(wait);
+  if (!w)
+    return {};
+  return w.getFuture().getDefiningOp<CollectiveOpInterface>();
+}
+
+bool mlir::tandem::sameGroup(CollectiveOpInterface a, CollectiveOpInterface b) {
+  return a.getGroupAttr() == b.getGroupAttr();
+}
+
+bool mlir::tandem::canMoveBefore(Operation *op, Operation *point) {
+  if (op == point)
+    return true;
+  Block *block = op->getBlock();
+  if (point->getBlock() != block)
+    return false;
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  bool hoist = point->isBeforeInBlock(op);
+  Operation *from = hoist ? point : op->getNextNode();
+  Operation *to = hoist ? op : point; // exclusive
+  for (Operation *it = from; it && it != to; it = it->getNextNode()) {
+    if (hoist) {
+      // Every operand must be defined before the new position.
+      for (Value operand : op->getOperands())
+        if (operand.getDefiningOp() == it)
+          return false;
+    } else {
+      // No user may end up before the op.
+      for (Value res : op->getResults())
+        for (Operation *user : res.getUsers())
+          if (block->findAncestorOpInBlock(*user) == it)
+            return false;
+    }
+    if (auto other = dyn_cast<CollectiveOpInterface>(it))
+      if (collective && sameGroup(collective, other))
+        return false;
+  }
+  return true;
+}

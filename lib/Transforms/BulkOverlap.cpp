@@ -1,0 +1,48 @@
+//===- BulkOverlap.cpp - The tandem-bulk-overlap pass ---------------------===//
+
+#include "tandem/Scheduling/Overlap.h"
+#include "tandem/Simulator/Simulate.h"
+#include "tandem/Transforms/Passes.h"
+
+namespace mlir {
+namespace tandem {
+#define GEN_PASS_DEF_TANDEMBULKOVERLAP
+#include "tandem/Transforms/Passes.h.inc"
+} // namespace tandem
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+struct BulkOverlapPass
+    : public mlir::tandem::impl::TandemBulkOverlapBase<BulkOverlapPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (maxInFlight < 1) {
+      module.emitError() << "max-in-flight must be at least 1, got "
+                         << static_cast<int64_t>(maxInFlight);
+      return signalPassFailure();
+    }
+    if (memoryBudget < 0) {
+      module.emitError() << "memory-budget must not be negative, got "
+                         << static_cast<int64_t>(memoryBudget);
+      return signalPassFailure();
+    }
+    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    if (failed(model))
+      return signalPassFailure();
+    OpTimer timer(*model);
+    BulkOverlapOptions options;
+    options.maxInFlight = maxInFlight;
+    options.memoryBudget = memoryBudget;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      BulkOverlapResult r = bulkOverlap(func, timer, options);
+      numHoisted += r.hoisted;
+      numSunk += r.sunk;
+      numBudgetBlocked += r.budgetBlocked;
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,43 @@
+//===- RescheduleWgrad.cpp - The tandem-reschedule-wgrad pass -------------===//
+
+#include "tandem/Scheduling/Overlap.h"
+#include "tandem/Simulator/Simulate.h"
+#include "tandem/Transforms/Passes.h"
+
+namespace mlir {
+namespace tandem {
+#define GEN_PASS_DEF_TANDEMRESCHEDULEWGRAD
+#include "tandem/Transforms/Passes.h.inc"
+} // namespace tandem
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+struct RescheduleWgradPass
+    : public mlir::tandem::impl::TandemRescheduleWgradBase<
+          RescheduleWgradPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (memoryBudget < 0 || !(fillLimit > 0.0)) {
+      module.emitError() << "memory-budget must not be negative and "
+                            "fill-limit must be positive";
+      return signalPassFailure();
+    }
+    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    if (failed(model))
+      return signalPassFailure();
+    OpTimer timer(*model);
+    RescheduleOptions options;
+    options.memoryBudget = memoryBudget;
+    options.fillLimit = fillLimit;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      RescheduleResult r = rescheduleWgrad(func, timer, options);
+      numMoved += r.moved;
+      numKept += r.kept;
+    }
+  }
+};
+} // namespace
