@@ -59,15 +59,21 @@ run_example() {
   local out="$BUILD_DIR/example"
   mkdir -p "$out"
   local args=(--model gpt3-175b --layers 4 --tp 8 --target h200 --topology switch)
+  local step="$out/gpt3-175b-4l-tp8.mlir"
   echo "== tandem-gen ${args[*]}"
-  "$BUILD_DIR/bin/tandem-gen" "${args[@]}" -o "$out/gpt3-175b-4l-tp8.mlir"
-  echo "== simulating the step as generated (serial: every collective blocks)"
-  "$BUILD_DIR/bin/tandem-opt" "$out/gpt3-175b-4l-tp8.mlir" -o /dev/null \
-    --tandem-simulate="summary=true report=$out/report.json trace=$out/trace.json"
+  "$BUILD_DIR/bin/tandem-gen" "${args[@]}" -o "$step"
+  echo "== before: the step as generated (serial: every collective blocks)"
+  "$BUILD_DIR/bin/tandem-opt" "$step" -o /dev/null \
+    --tandem-simulate="summary=true report=$out/before.json trace=$out/before-trace.json"
   echo
-  echo "IR:     $out/gpt3-175b-4l-tp8.mlir"
-  echo "report: $out/report.json"
-  echo "trace:  $out/trace.json (open in https://ui.perfetto.dev)"
+  echo "== after: --tandem-overlap (strategy auto)"
+  "$BUILD_DIR/bin/tandem-opt" "$step" -o "$out/scheduled.mlir" \
+    --mlir-print-op-on-diagnostic=false --tandem-overlap \
+    --tandem-simulate="summary=true report=$out/after.json trace=$out/after-trace.json"
+  echo
+  echo "IR:      $step -> $out/scheduled.mlir"
+  echo "reports: $out/before.json $out/after.json"
+  echo "traces:  $out/before-trace.json $out/after-trace.json (open in https://ui.perfetto.dev)"
 }
 
 run_tests() {

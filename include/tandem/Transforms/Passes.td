@@ -159,4 +159,40 @@ def TandemRescheduleWgrad
   ];
 }
 
+def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
+  let summary = "Overlap communication with computation (named pipeline)";
+  let description = [{
+    Runs the overlap phases on every function, as chosen by `strategy`:
+
+    * `none`: the input as it is (the serial baseline);
+    * `bulk`: tandem-async-collectives, then tandem-bulk-overlap;
+    * `reschedule`: `bulk`, then tandem-reschedule-wgrad (AG-WGRAD);
+    * `auto`: simulates `none`, `bulk` and `reschedule` on copies of each
+      function and keeps the one with the shortest predicted span, so the
+      result is never predicted slower than the input; a remark lists the
+      predicted span of every candidate. Inside the chosen strategy, each
+      collective and each wgrad is decided by the cost model.
+    * `pipeline` and `te-preset` need chunked AG->GEMM / GEMM->RS
+      pipelines (tandem-pipeline-collective-matmul), which Tandem does not
+      implement yet: asking for them is an error, never a silent fallback.
+
+    `memory-budget` is passed to every phase as a hard limit on the
+    program-order peak memory. With `remarks`, every phase explains each
+    decision; without, only the strategy choice of `auto` is reported.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", "\"auto\"",
+           "auto|none|bulk|reschedule|pipeline|te-preset">,
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Peak-memory limit in bytes (0 = none)">,
+    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
+           "Collectives of one group in flight at once">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Explain every decision of every phase as a remark">
+  ];
+  let statistics = [
+    Statistic<"numFunctions", "functions", "Functions scheduled">
+  ];
+}
+
 #endif // TANDEM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,50 @@
+//===- Strategy.h - Overlap strategies and the automatic choice --*- C++ -*-===//
+//
+// The strategies of the tandem-overlap pipeline as library calls, and the
+// `auto` choice: simulate every candidate on a copy of the function and keep
+// the fastest, so that the result is never predicted slower than the input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_SCHEDULING_STRATEGY_H
+#define TANDEM_SCHEDULING_STRATEGY_H
+
+#include "tandem/Scheduling/Overlap.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir {
+namespace tandem {
+
+enum class OverlapStrategy { None, Bulk, Reschedule };
+llvm::StringRef stringifyStrategy(OverlapStrategy strategy);
+
+struct OverlapOptions {
+  int64_t memoryBudget = 0;
+  int64_t maxInFlight = 2;
+  bool emitRemarks = false;
+};
+
+/// Applies one strategy to `func` in place.
+void applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
+                          OverlapStrategy strategy,
+                          const OverlapOptions &options);
+
+struct StrategyChoice {
+  OverlapStrategy chosen = OverlapStrategy::None;
+  /// Predicted span of every candidate, in the order tried.
+  llvm::SmallVector<std::pair<OverlapStrategy, double>> spansUs;
+};
+
+/// Simulates every strategy on a copy of `func` (inserted next to it in its
+/// module, then erased) and returns the one with the shortest span; ties go
+/// to the simpler strategy. Fails if the simulator cannot run the function
+/// (its errors are emitted).
+FailureOr<StrategyChoice> chooseOverlapStrategy(func::FuncOp func,
+                                                OpTimer &timer,
+                                                const OverlapOptions &options);
+
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_SCHEDULING_STRATEGY_H

@@ -1,0 +1,92 @@
+//===- Overlap.cpp - The tandem-overlap pipeline --------------------------===//
+//
+// Thin driver: parses the strategy, builds the cost model and applies the
+// strategy (or, for `auto`, the one the simulator predicts fastest) to every
+// function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Scheduling/Strategy.h"
+#include "tandem/Simulator/Simulate.h"
+#include "tandem/Transforms/Passes.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir {
+namespace tandem {
+#define GEN_PASS_DEF_TANDEMOVERLAP
+#include "tandem/Transforms/Passes.h.inc"
+} // namespace tandem
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+struct OverlapPass
+    : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<OverlapStrategy> fixed;
+    bool automatic = false;
+    StringRef name = strategy;
+    if (name == "auto")
+      automatic = true;
+    else if (name == "none")
+      fixed = OverlapStrategy::None;
+    else if (name == "bulk")
+      fixed = OverlapStrategy::Bulk;
+    else if (name == "reschedule")
+      fixed = OverlapStrategy::Reschedule;
+    else if (name == "pipeline" || name == "te-preset") {
+      module.emitError() << "strategy '" << name
+                         << "' needs chunked AG->GEMM / GEMM->RS pipelines "
+                            "(tandem-pipeline-collective-matmul), which are "
+                            "not implemented yet; use auto, none, bulk or "
+                            "reschedule";
+      return signalPassFailure();
+    } else {
+      module.emitError() << "unknown strategy '" << name
+                         << "'; expected auto, none, bulk, reschedule, "
+                            "pipeline or te-preset";
+      return signalPassFailure();
+    }
+    if (memoryBudget < 0 || maxInFlight < 1) {
+      module.emitError() << "memory-budget must not be negative and "
+                            "max-in-flight must be at least 1";
+      return signalPassFailure();
+    }
+    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    if (failed(model))
+      return signalPassFailure();
+    OpTimer timer(*model);
+    OverlapOptions options;
+    options.memoryBudget = memoryBudget;
+    options.maxInFlight = maxInFlight;
+    options.emitRemarks = remarks;
+
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal())
+        continue;
+      OverlapStrategy chosen = fixed.value_or(OverlapStrategy::None);
+      if (automatic) {
+        FailureOr<StrategyChoice> choice =
+            chooseOverlapStrategy(func, timer, options);
+        if (failed(choice))
+          return signalPassFailure();
+        chosen = choice->chosen;
+        auto remark = func.emitRemark()
+                      << "strategy " << stringifyStrategy(chosen)
+                      << " chosen; predicted spans:";
+        for (auto [candidate, span] : choice->spansUs)
+          remark << " " << stringifyStrategy(candidate) << " "
+                 << llvm::formatv("{0:F1}", span).str() << " us";
+      }
+      applyOverlapStrategy(func, timer, chosen, options);
+      ++numFunctions;
+    }
+  }
+};
+} // namespace
