@@ -249,6 +249,13 @@ CostModel::compute(ComputeOpInterface op, std::string &error,
   double bytes = op.getBytesAccessed();
   double flops = op.getFlops();
   ComputeKind kind = op.getComputeKind();
+  // An op that computes and moves nothing (a view) launches no kernel.
+  if (flops == 0.0 && bytes == 0.0) {
+    ComputeEstimate e;
+    e.sms = spec.smCount;
+    e.memoryBound = true;
+    return e;
+  }
   double peak = spec.peakFlops(elementType);
   if (peak <= 0.0 && flops > 0.0 && kind != ComputeKind::memory) {
     llvm::raw_string_ostream os(error);

@@ -16,6 +16,12 @@ StringRef mlir::tandem::stringifyStrategy(OverlapStrategy strategy) {
     return "bulk";
   case OverlapStrategy::Reschedule:
     return "reschedule";
+  case OverlapStrategy::Pipeline:
+    return "pipeline";
+  case OverlapStrategy::PipelineReschedule:
+    return "pipeline+reschedule";
+  case OverlapStrategy::TePreset:
+    return "te-preset";
   }
   llvm_unreachable("unknown strategy");
 }
@@ -25,13 +31,22 @@ void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
                                         const OverlapOptions &options) {
   if (strategy == OverlapStrategy::None)
     return;
+  if (strategy == OverlapStrategy::Pipeline ||
+      strategy == OverlapStrategy::PipelineReschedule ||
+      strategy == OverlapStrategy::TePreset) {
+    PipelineOptions pipeline;
+    pipeline.transformerEnginePreset = strategy == OverlapStrategy::TePreset;
+    pipeline.emitRemarks = options.emitRemarks;
+    pipelineCollectiveMatmuls(func, timer, pipeline);
+  }
   convertToAsyncCollectives(func);
   BulkOverlapOptions bulk;
   bulk.maxInFlight = options.maxInFlight;
   bulk.memoryBudget = options.memoryBudget;
   bulk.emitRemarks = options.emitRemarks;
   bulkOverlap(func, timer, bulk);
-  if (strategy == OverlapStrategy::Bulk)
+  if (strategy != OverlapStrategy::Reschedule &&
+      strategy != OverlapStrategy::PipelineReschedule)
     return;
   RescheduleOptions reschedule;
   reschedule.memoryBudget = options.memoryBudget;
@@ -50,7 +65,8 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   double best = 0;
   for (OverlapStrategy strategy :
        {OverlapStrategy::None, OverlapStrategy::Bulk,
-        OverlapStrategy::Reschedule}) {
+        OverlapStrategy::Reschedule, OverlapStrategy::Pipeline,
+        OverlapStrategy::PipelineReschedule}) {
     func::FuncOp copy = func.clone();
     symbols.insert(copy); // renames the copy to a unique name
     applyOverlapStrategy(copy, timer, strategy, quiet);

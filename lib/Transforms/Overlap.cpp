@@ -39,17 +39,16 @@ struct OverlapPass
       fixed = OverlapStrategy::Bulk;
     else if (name == "reschedule")
       fixed = OverlapStrategy::Reschedule;
-    else if (name == "pipeline" || name == "te-preset") {
-      module.emitError() << "strategy '" << name
-                         << "' needs chunked AG->GEMM / GEMM->RS pipelines "
-                            "(tandem-pipeline-collective-matmul), which are "
-                            "not implemented yet; use auto, none, bulk or "
-                            "reschedule";
-      return signalPassFailure();
-    } else {
+    else if (name == "pipeline")
+      fixed = OverlapStrategy::Pipeline;
+    else if (name == "pipeline+reschedule")
+      fixed = OverlapStrategy::PipelineReschedule;
+    else if (name == "te-preset")
+      fixed = OverlapStrategy::TePreset;
+    else {
       module.emitError() << "unknown strategy '" << name
                          << "'; expected auto, none, bulk, reschedule, "
-                            "pipeline or te-preset";
+                            "pipeline, pipeline+reschedule or te-preset";
       return signalPassFailure();
     }
     if (memoryBudget < 0 || maxInFlight < 1) {

@@ -685,3 +685,132 @@ LogicalResult WaitOp::verify() {
                        "collective in this function");
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Layout ops
+//===----------------------------------------------------------------------===//
+
+/// Bytes a layout op moves: none along dimension 0, where blocks are
+/// contiguous rows (a view, or producers writing in place); otherwise it
+/// reads and writes the whole result.
+static double layoutBytes(int64_t dim, Value result) {
+  return dim == 0 ? 0.0 : 2.0 * bytesOf(result);
+}
+
+/// Checks that `a` and `b` agree in every dimension but `dim`.
+static LogicalResult verifySameButDim(Operation *op, RankedTensorType a,
+                                      RankedTensorType b, int64_t dim,
+                                      StringRef what) {
+  if (a.getRank() != b.getRank() || a.getElementType() != b.getElementType())
+    return op->emitOpError() << what << " must have the same rank and element "
+                             << "type, got " << a << " and " << b;
+  if (failed(checkDim(op, "dim", dim, a.getRank())))
+    return failure();
+  for (int64_t i = 0; i < a.getRank(); ++i)
+    if (i != dim && a.getShape()[i] != b.getShape()[i])
+      return op->emitOpError() << what << " differ in dimension " << i
+                               << "; only dimension " << dim << " may differ";
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  if (failed(verifySameButDim(*this, input, result, getDim(),
+                              "input and result")))
+    return failure();
+  int64_t chunks = getChunks(), groups = getInterleave();
+  if (getChunk() >= uint64_t(chunks))
+    return emitOpError("chunk ") << getChunk() << " is out of range for "
+                                 << chunks << " chunks";
+  int64_t size = input.getShape()[getDim()];
+  if (size % (chunks * groups) != 0)
+    return emitOpError("dimension ")
+           << getDim() << " (" << size << ") is not divisible by "
+           << groups << " group(s) x " << chunks << " chunks";
+  if (result.getShape()[getDim()] != size / chunks)
+    return emitOpError("result dimension ")
+           << getDim() << " must be " << size / chunks << ", got "
+           << result.getShape()[getDim()];
+  return success();
+}
+ComputeKind SliceOp::getComputeKind() { return ComputeKind::memory; }
+double SliceOp::getFlops() { return 0.0; }
+double SliceOp::getBytesAccessed() {
+  return layoutBytes(getDim(), getResult());
+}
+Type SliceOp::getComputeElementType() {
+  return getResult().getType().getElementType();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  for (Value v : getInputs())
+    if (v.getType() != first)
+      return emitOpError("inputs must all have type ")
+             << first << ", got " << v.getType();
+  RankedTensorType result = getResult().getType();
+  if (failed(verifySameButDim(*this, first, result, getDim(),
+                              "inputs and result")))
+    return failure();
+  int64_t piece = first.getShape()[getDim()];
+  if (piece % int64_t(getInterleave()) != 0)
+    return emitOpError("input dimension ")
+           << getDim() << " (" << piece << ") is not divisible by "
+           << getInterleave() << " group(s)";
+  int64_t expected = piece * int64_t(getInputs().size());
+  if (result.getShape()[getDim()] != expected)
+    return emitOpError("result dimension ")
+           << getDim() << " must be " << expected << ", got "
+           << result.getShape()[getDim()];
+  return success();
+}
+ComputeKind ConcatOp::getComputeKind() { return ComputeKind::memory; }
+double ConcatOp::getFlops() { return 0.0; }
+double ConcatOp::getBytesAccessed() {
+  return layoutBytes(getDim(), getResult());
+}
+Type ConcatOp::getComputeElementType() {
+  return getResult().getType().getElementType();
+}
+
+LogicalResult RingConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  for (Value v : getInputs())
+    if (v.getType() != first)
+      return emitOpError("inputs must all have type ")
+             << first << ", got " << v.getType();
+  RankedTensorType result = getResult().getType();
+  if (failed(verifySameButDim(*this, first, result, getDim(),
+                              "inputs and result")))
+    return failure();
+  int64_t expected = first.getShape()[getDim()] * int64_t(getInputs().size());
+  if (result.getShape()[getDim()] != expected)
+    return emitOpError("result dimension ")
+           << getDim() << " must be " << expected << ", got "
+           << result.getShape()[getDim()];
+  return success();
+}
+LogicalResult
+RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  GroupOp group;
+  if (failed(verifyGroupExists(*this, symbols, getGroupAttr(), &group)))
+    return failure();
+  if (int64_t(getInputs().size()) != int64_t(group.getSize()))
+    return emitOpError("needs one input per rank of ")
+           << getGroupAttr() << " (" << group.getSize() << "), got "
+           << getInputs().size();
+  return success();
+}
+ComputeKind RingConcatOp::getComputeKind() { return ComputeKind::memory; }
+double RingConcatOp::getFlops() { return 0.0; }
+double RingConcatOp::getBytesAccessed() {
+  return layoutBytes(getDim(), getResult());
+}
+Type RingConcatOp::getComputeElementType() {
+  return getResult().getType().getElementType();
+}

@@ -10,13 +10,21 @@
 #define TANDEM_SCHEDULING_STRATEGY_H
 
 #include "tandem/Scheduling/Overlap.h"
+#include "tandem/Scheduling/Pipeline.h"
 
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir {
 namespace tandem {
 
-enum class OverlapStrategy { None, Bulk, Reschedule };
+enum class OverlapStrategy {
+  None,               ///< The input as it is.
+  Bulk,               ///< async + bulk overlap.
+  Reschedule,         ///< Bulk + AG-WGRAD.
+  Pipeline,           ///< Cost-chosen chunk pipelines + bulk.
+  PipelineReschedule, ///< Pipeline + AG-WGRAD.
+  TePreset            ///< TransformerEngine's default choices + bulk.
+};
 llvm::StringRef stringifyStrategy(OverlapStrategy strategy);
 
 struct OverlapOptions {

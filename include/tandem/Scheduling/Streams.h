@@ -1,4 +1,4 @@
-//===- Streams.h - Streams and cross-stream events of a schedule -*- C++ -*-===//
+//===- Streams.h - Streams and cross-stream events --------------*- C++ -*-===//
 //
 // Which stream every op of a function runs on, and the events that order
 // the uses of a value on a stream other than its producer's. The stream of
@@ -136,13 +136,16 @@ struct StreamAssignment {
 };
 
 /// Streams as `computeStreams` gives them (manual `tandem.stream` kept), and
-/// the fewest events, in program order, that order every use of a value on a
-/// stream other than its producer's: the producer records an event, and the
-/// consumer waits for it unless an earlier op already orders the producer
-/// before it (stream order and earlier waits, transitively). The use of a
-/// `_start`'s future by its `tandem.wait` on another stream gets an explicit
-/// event too. Existing event attributes are ignored. Errors as
-/// `computeStreams`.
+/// events that order, across streams:
+///  - every use of a value after its producer (the use of a `_start`'s future
+///    by its `tandem.wait` included);
+///  - every collective after the previous collective of its group in program
+///    order (the issue-order edge of DependenceGraph).
+/// The earlier op records an event and the later one waits for it, unless
+/// the later op is already ordered after it (stream order and earlier waits,
+/// transitively); the latest such dependence is considered first, so that
+/// one wait covers the earlier ops of the same stream. Existing event
+/// attributes are ignored. Errors as `computeStreams`.
 FailureOr<StreamAssignment> assignStreams(func::FuncOp func);
 
 /// Writes `assignment` as attributes: `tandem.stream` on every op but the

@@ -159,6 +159,42 @@ def TandemRescheduleWgrad
   ];
 }
 
+def TandemPipelineCollectiveMatmul
+    : Pass<"tandem-pipeline-collective-matmul", "::mlir::ModuleOp"> {
+  let summary = "Split AG->matmul and matmul->RS into chunk pipelines";
+  let description = [{
+    For each blocking all-gather along dimension 0 whose result is the row
+    operand of a matmul, and each matmul whose result only feeds a
+    reduce-scatter along dimension 0, predicts with the cost model the time
+    of: the pair unsplit; N-chunk pipelines of chunked native collectives
+    (N in 2, 4, 8 dividing the rows per rank, or `chunks`); and, for
+    all-gathers, a ring of P2P steps (`tandem.permute`, one per rank). It
+    applies the fastest. On a full-mesh group a P2P step uses only the links
+    to one peer, so P2P is refused there unless `method=p2p` forces it; the
+    remark gives the predicted times of every candidate either way.
+
+    The pipelined form computes the same values: chunks are taken with
+    `tandem.slice` and the chunk results assembled with `tandem.concat`
+    (interleaved by rank where the row order needs it) or
+    `tandem.ring_concat`. Along dimension 0 these move no bytes. Run before
+    tandem-async-collectives: the chunk collectives are blocking and become
+    start/wait pairs there. P2P reduce-scatter pipelines are not
+    implemented (remark); such pairs stay chunked native or unsplit.
+  }];
+  let options = [
+    Option<"method", "method", "std::string", "\"auto\"",
+           "auto|unsplit|chunked|p2p">,
+    Option<"chunks", "chunks", "int64_t", "0",
+           "Chunk count for chunked pipelines (0 = choose among 2, 4, 8)">
+  ];
+  let statistics = [
+    Statistic<"numAllGathers", "all-gathers", "AG->matmul pairs pipelined">,
+    Statistic<"numReduceScatters", "reduce-scatters",
+              "matmul->RS pairs pipelined">,
+    Statistic<"numKept", "kept", "Collectives left unsplit">
+  ];
+}
+
 def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   let summary = "Overlap communication with computation (named pipeline)";
   let description = [{
@@ -167,14 +203,20 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     * `none`: the input as it is (the serial baseline);
     * `bulk`: tandem-async-collectives, then tandem-bulk-overlap;
     * `reschedule`: `bulk`, then tandem-reschedule-wgrad (AG-WGRAD);
-    * `auto`: simulates `none`, `bulk` and `reschedule` on copies of each
-      function and keeps the one with the shortest predicted span, so the
-      result is never predicted slower than the input; a remark lists the
-      predicted span of every candidate. Inside the chosen strategy, each
-      collective and each wgrad is decided by the cost model.
-    * `pipeline` and `te-preset` need chunked AG->GEMM / GEMM->RS
-      pipelines (tandem-pipeline-collective-matmul), which Tandem does not
-      implement yet: asking for them is an error, never a silent fallback.
+    * `pipeline`: tandem-pipeline-collective-matmul (method and chunk count
+      chosen by the cost model and the topology), then `bulk`;
+    * `pipeline+reschedule`: `pipeline`, then tandem-reschedule-wgrad;
+    * `te-preset`: TransformerEngine's documented default per-layer choices
+      as the peer baseline - ring-exchange (P2P) all-gather for qkv/fc1
+      fprop and proj/fc2 dgrad, a 4-chunk pipelined reduce-scatter after
+      proj/fc2 fprop, bulk overlap for the rest (qkv/fc1 dgrad and wgrad
+      under their collectives); layers are found by their `layer` tags;
+    * `auto`: simulates `none`, `bulk`, `reschedule`, `pipeline` and
+      `pipeline+reschedule` on copies of each function and keeps the one
+      with the shortest predicted span, so the result is never predicted
+      slower than the input; a remark lists the predicted span of every
+      candidate. Inside the chosen strategy, each collective, pipeline and
+      wgrad is decided by the cost model and the topology.
 
     `memory-budget` is passed to every phase as a hard limit on the
     program-order peak memory. With `remarks`, every phase explains each
@@ -182,7 +224,7 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", "\"auto\"",
-           "auto|none|bulk|reschedule|pipeline|te-preset">,
+           "auto|none|bulk|reschedule|pipeline|pipeline+reschedule|te-preset">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",
@@ -193,6 +235,120 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions scheduled">
   ];
+}
+
+def TandemAssignStreams : Pass<"tandem-assign-streams", "::mlir::ModuleOp"> {
+  let summary = "Place every op on a stream and order cross-stream uses with events";
+  let description = [{
+    Materialises the streams of every function as attributes that the
+    simulator and a runtime read: `tandem.stream` on every op (compute ops,
+    blocking collectives and waits on stream 0; each group's `_start`
+    collectives on the group's communication stream, numbered from 1 in
+    order of first appearance; an existing `tandem.stream` is kept), and
+    `tandem.num_streams` / `tandem.num_events` on the function. The streams
+    are exactly those tandem-simulate uses.
+
+    Cross-stream events: when an op needs an earlier op of another stream
+    to have completed (it uses its result, or it is the next collective of
+    the same group), the earlier op gets `tandem.record_event = <id> : i64`
+    and the later one lists the id in `tandem.wait_events = array<i64: ...>`,
+    unless stream order and earlier waits already order them. A wait
+    consuming a `_start`'s future on another stream waits for the start's
+    event. Existing event attributes are replaced.
+
+    Remarks: per function, its streams and number of events; per blocking
+    collective left on the compute stream, a hint to run
+    tandem-async-collectives. Fails on functions with several blocks, ops
+    that are not tandem compute ops, collectives or waits, and a
+    `tandem.stream` that is not a non-negative integer.
+  }];
+  let statistics = [
+    Statistic<"numFunctions", "functions", "Functions assigned streams">,
+    Statistic<"numEvents", "events", "Cross-stream events created">
+  ];
+}
+
+def TandemVerifySchedule
+    : Pass<"tandem-verify-schedule", "::mlir::ModuleOp"> {
+  let summary = "Prove a scheduled function race-free and equal to its input";
+  let description = [{
+    Checks every function with a body and fails with an error, located at
+    the op at fault with notes at the other ops involved, when:
+    * (a) a value is used on a stream other than its producer's without
+      being ordered after it by events (`tandem.wait_events` on the user or
+      an earlier op of its stream, transitively), stream order, or the
+      `tandem.wait` of its collective; without any stream attribute the
+      function is checked on the simulator's default streams with every use
+      ordered after its producer, as tandem-simulate assumes;
+    * (b) event attributes are malformed, an event is recorded twice or
+      waited for before any op records it, or a `_start` is not completed
+      by a later wait in its block;
+    * (c) the collectives of a group do not keep their issue order:
+      `tandem.seq` does not strictly increase in program order, or two
+      consecutive collectives of the group run on different streams without
+      being ordered;
+    * (d) with `reference`, the function differs from the function of the
+      same name in that module: signature, returned values (structural
+      hashes that ignore `tandem.*` attributes, treat a blocking collective
+      as its `_start` form and a wait's result as its start's), the number
+      of compute ops of each kind, or each group's sequence of collectives.
+
+    Remarks: collectives without `tandem.seq` when there is no reference, and
+    a summary for every function that passes. The IR is not changed. See
+    docs/passes/verify-schedule.md.
+  }];
+  let options = [
+    Option<"referencePath", "reference", "std::string", "\"\"",
+           "The unscheduled module (.mlir) to compare every function with">,
+    Option<"remarks", "remarks", "bool", "true",
+           "Emit remarks (what could not be checked, per-function summary)">
+  ];
+  let statistics = [
+    Statistic<"numVerified", "functions", "Functions verified">
+  ];
+}
+
+def TandemAssignSmTargets
+    : Pass<"tandem-assign-sm-targets", "::mlir::ModuleOp"> {
+  let summary = "Choose each collective's CTA budget and its GEMMs' SM targets";
+  let description = [{
+    For every `_start` collective whose wait is in the same block, the
+    compute ops between the two in program order run beside it (its
+    window). For each window with compute, chooses jointly the collective's
+    CTA budget k (from `comm-sms`) and, for each GEMM in the window, an
+    SM-count target: all SMs, or the `sm_count - k` SMs the collective
+    leaves. The choice is the one the cost model predicts fastest for the
+    window: max(compute time, collective time), each under the contention
+    table's factors at k (docs/passes/assign-sm-targets.md gives the
+    formulas). Ties go to the target's `collective_sms` and to all SMs.
+
+    Contract:
+    * The module carries `tandem.target`; a missing target, a bad
+      calibration file or a bad `comm-sms` list (empty, a value outside
+      [1, sm_count), a value twice) is an error.
+    * A decided window's start gets `tandem.comm_sms = k`; a GEMM in it gets
+      `tandem.sm_target = sm_count - k` where that target is faster, and
+      loses any `tandem.sm_target` otherwise. A GEMM in several windows
+      keeps all SMs.
+    * A window without compute is left alone (remark "no compute overlaps
+      this collective"). No op moves; nothing outside windows changes.
+    * A compute op in a window that the cost model cannot price is an error.
+
+    Remarks: one per window at its start (the chosen budget, the predicted
+    window time and the time with the defaults), one per GEMM of a decided
+    window (its waves on all SMs and on the SMs left, its two times).
+  }];
+  let options = [
+    ListOption<"commSms", "comm-sms", "int64_t",
+               "CTA budgets to try for each collective (default 8,16,24,32)">,
+    Option<"calibrationPath", "calibration", "std::string", "\"\"",
+           "Load the contention table from this calibration file">
+  ];
+  let statistics = [
+    Statistic<"numWindows", "windows", "Windows decided">,
+    Statistic<"numRetargeted", "retargeted", "GEMMs given an SM target">
+  ];
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
 
 #endif // TANDEM_TRANSFORMS_PASSES_TD

@@ -256,6 +256,101 @@ def Tandem_OpaqueOp : Tandem_ComputeOp<"opaque",
 }
 
 //===----------------------------------------------------------------------===//
+// Layout ops (chunk pipelines)
+//===----------------------------------------------------------------------===//
+
+def Tandem_SliceOp : Tandem_ComputeOp<"slice",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>]> {
+  let summary = "Take one chunk of a tensor, optionally from every group";
+  let description = [{
+    Views `input` along `dim` as `interleave` groups of `chunks` equal blocks
+    and yields block `chunk` of every group, concatenated in group order. With
+    `interleave = 1` it is a plain contiguous chunk. Pipelining a GEMM that
+    feeds a reduce-scatter uses `interleave` = group size: chunk `j` then
+    holds the rows that every rank's shard `j` reduces.
+
+    Along dimension 0 the blocks are contiguous rows, so the op is a view
+    that moves no bytes; along other dimensions it is a copy.
+
+    ```mlir
+    %c = tandem.slice %a dim 0 chunk 1 of 4 interleave 8
+        : tensor<2048x1024xbf16> -> tensor<512x1024xbf16>
+    ```
+  }];
+  let arguments = (ins Tandem_AnyTensor:$input,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$chunk,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunks,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>,
+                                     "1">:$interleave);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `chunk` $chunk `of` $chunks
+    (`interleave` $interleave^)? attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>]> {
+  let summary = "Assemble chunks, optionally interleaved by group";
+  let description = [{
+    The inverse of `tandem.slice`: views each of the N inputs along `dim` as
+    `interleave` equal blocks and yields, for each group `g` in order, block
+    `g` of every input in input order. With `interleave = 1` it is a plain
+    concatenation.
+
+    Along dimension 0 the producers can write their chunks in place (a
+    strided or batched GEMM output), so the op moves no bytes; along other
+    dimensions it is a copy.
+
+    ```mlir
+    %y = tandem.concat %y0, %y1 dim 0 interleave 8
+        : tensor<1024x512xbf16>, tensor<1024x512xbf16> -> tensor<2048x512xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Tandem_AnyTensor>:$inputs,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>,
+                                     "1">:$interleave);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` $dim (`interleave` $interleave^)? attr-dict `:`
+    type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tandem_RingConcatOp : Tandem_ComputeOp<"ring_concat",
+    [DeclareOpInterfaceMethods<Tandem_ComputeOpInterface>,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Assemble the steps of a ring exchange in rank order";
+  let description = [{
+    Takes one input per rank of `group`: input `k` holds data that
+    originated at rank `(rank - k) mod size`, as after `k` steps of a
+    `tandem.permute` ring with shift 1. Yields the inputs concatenated along
+    `dim` in rank order, i.e. block `(rank - k) mod size` is input `k`. The
+    placement depends on the rank but moves no data between ranks. Along
+    dimension 0 the producers write in place, so the op moves no bytes.
+
+    ```mlir
+    %y = tandem.ring_concat %y0, %y1 on @tp dim 0
+        : tensor<256x512xbf16>, tensor<256x512xbf16> -> tensor<512x512xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Tandem_AnyTensor>:$inputs,
+                   FlatSymbolRefAttr:$group,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Tandem_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `on` $group `dim` $dim attr-dict `:` type($inputs) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,457 @@
+//===- Pipeline.cpp - Chunked AG->GEMM and GEMM->RS pipelines -------------===//
+//
+// Decision model (docs/passes.md): with a collective of time c and a GEMM of
+// time g split into N chunks, the first chunk's communication and the last
+// chunk's compute are exposed and the N-1 steps in between overlap:
+//   AG->GEMM: c_N + (N-1) * step(c_N, g_N) + g_N
+//   GEMM->RS: g_N + (N-1) * step(c_N, g_N) + c_N
+//   step(c, g) = max(c * comm_slowdown,
+//                    g + min(c, g) * (g' * gemm_slowdown / g - 1))
+// where c_N is the collective on 1/N of the payload (its latency does not
+// shrink), g_N the GEMM on 1/N of the rows, and g' the same GEMM on the SMs
+// the collective leaves (wave quantisation): the GEMM is slowed only while
+// the collective runs beside it. A P2P ring of `size` steps computes on the
+// local shard while the first transfer runs:
+//   (size-1) * step(p, g_s) + g_s.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Scheduling/Pipeline.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+StringRef mlir::tandem::stringifyPipelineMethod(PipelineMethod method) {
+  switch (method) {
+  case PipelineMethod::Unsplit:
+    return "unsplit";
+  case PipelineMethod::Chunked:
+    return "chunked";
+  case PipelineMethod::PeerToPeer:
+    return "p2p";
+  }
+  llvm_unreachable("unknown method");
+}
+
+/// Time of one pipeline step where a collective of time `c` runs beside a
+/// GEMM of time `g` alone (`gReduced` on the SMs the collective leaves).
+static double overlapStep(double c, double g, double gReduced,
+                          const ContentionPoint &cs) {
+  double slowdown = gReduced * cs.gemmSlowdown / g;
+  return std::max(c * cs.commSlowdown, g + std::min(c, g) * (slowdown - 1));
+}
+
+static std::string fmtUs(double v) {
+  return llvm::formatv("{0:F1} us", v).str();
+}
+
+namespace {
+struct Candidate {
+  PipelineMethod method;
+  int64_t chunks;
+  double timeUs;
+  bool refused = false; ///< Considered but not allowed (P2P on a full mesh).
+};
+
+/// Prices a matmul on a subset of its rows.
+struct GemmPricer {
+  GemmPricer(MatmulOp mm, const CostModel &model) : mm(mm), model(model) {
+    GemmShape shape = *mm.getGemmShape();
+    n = shape.n;
+    k = shape.k;
+    elt = mm.getLhs().getType().getElementType();
+    eltBytes = (elt.getIntOrFloatBitWidth() + 7) / 8;
+    outBytes = (mm.getType().getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  }
+  double us(int64_t rows, int64_t sms) const {
+    double bytes = double(rows) * k * eltBytes + double(k) * n * eltBytes +
+                   double(rows) * n * outBytes;
+    return model.gemm(GemmShape{1, rows, n, k}, elt, bytes, sms).timeUs;
+  }
+  MatmulOp mm;
+  const CostModel &model;
+  int64_t n, k, eltBytes, outBytes;
+  Type elt;
+};
+} // namespace
+
+/// Picks the candidate to apply: the fastest allowed one unless a method is
+/// forced. Returns nullptr to leave the pair alone.
+static const Candidate *pick(ArrayRef<Candidate> candidates,
+                             const PipelineOptions &options) {
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates) {
+    if (options.method) {
+      if (c.method != *options.method)
+        continue;
+    } else if (c.refused) {
+      continue;
+    }
+    if (!best || c.timeUs < best->timeUs * (1 - 1e-9))
+      best = &c;
+  }
+  return best;
+}
+
+static void describeCandidates(InFlightDiagnostic &remark,
+                               ArrayRef<Candidate> candidates) {
+  remark << "; predicted:";
+  for (const Candidate &c : candidates) {
+    remark << " " << stringifyPipelineMethod(c.method);
+    if (c.method == PipelineMethod::Chunked)
+      remark << "x" << c.chunks;
+    remark << " " << fmtUs(c.timeUs);
+    if (c.refused)
+      remark << " (P2P refused on a full mesh: one link per step)";
+  }
+}
+
+/// Compute time of the ops strictly between `from` and `to` (same block):
+/// independent work that bulk overlap can run under a collective there.
+/// Ops using `exclude` do not count: they depend on the collective.
+static double computeBetween(Operation *from, Operation *to, OpTimer &timer,
+                             Value exclude) {
+  double total = 0;
+  for (Operation *it = from ? from->getNextNode() : &to->getBlock()->front();
+       it && it != to; it = it->getNextNode())
+    if (isa<ComputeOpInterface>(it) && !llvm::is_contained(it->getOperands(),
+                                                           exclude))
+      total += timer.timeUs(it);
+  return total;
+}
+
+/// Whether the matmul's layer tag ends in one of `suffixes` (".qkv", ...).
+static bool layerIs(MatmulOp mm, ArrayRef<StringRef> suffixes) {
+  std::optional<StringRef> layer = mm.getLayer();
+  return layer && llvm::any_of(suffixes, [&](StringRef s) {
+           return layer->ends_with(s);
+         });
+}
+
+/// TransformerEngine's documented defaults for an AG feeding `mm`.
+static std::optional<PipelineMethod> tePresetForAllGather(MatmulOp mm) {
+  if ((mm.getRole() == MatmulRole::fprop && layerIs(mm, {".qkv", ".fc1"})) ||
+      (mm.getRole() == MatmulRole::dgrad && layerIs(mm, {".proj", ".fc2"})))
+    return PipelineMethod::PeerToPeer;
+  return PipelineMethod::Unsplit;
+}
+
+/// Chunk counts to try for a dimension of `rows` rows per rank.
+static SmallVector<int64_t> chunkCounts(int64_t rowsPerRank,
+                                        const PipelineOptions &options) {
+  SmallVector<int64_t> counts;
+  for (int64_t n : {2, 4, 8})
+    if ((options.chunks == 0 || options.chunks == n) && rowsPerRank % n == 0)
+      counts.push_back(n);
+  if (options.chunks > 0 && counts.empty() && rowsPerRank % options.chunks == 0)
+    counts.push_back(options.chunks);
+  return counts;
+}
+
+static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
+                         const PipelineOptions &options, bool &changed) {
+  changed = false;
+  auto keep = [&](const Twine &why) {
+    if (options.emitRemarks)
+      ag->emitRemark() << "all-gather left unsplit: " << why;
+    return true;
+  };
+  if (ag.getDim() != 0)
+    return keep("only gathers along dimension 0 are pipelined");
+  MatmulOp mm;
+  for (Operation *user : ag.getResult().getUsers())
+    if (auto m = dyn_cast<MatmulOp>(user);
+        m && m.getLhs() == ag.getResult() && !m.getTransposeLhs() &&
+        m->getBlock() == ag->getBlock()) {
+      mm = m;
+      break;
+    }
+  if (!mm)
+    return keep("no matmul takes the gathered tensor as its row operand");
+  const GroupSpec *group = timer.group(ag);
+  if (!group)
+    return false;
+  const CostModel &model = timer.costModel();
+  int64_t size = group->size, k = model.gpu().collectiveSms;
+  ContentionPoint cs = model.contention().lookup(k);
+  int64_t rows = ag.getResult().getType().getShape()[0];
+  int64_t rowsPerRank = rows / size;
+  int64_t payload = ag.getPayloadBytes();
+  int64_t freeSms = model.gpu().smCount - k;
+  GemmPricer gemm(mm, model);
+
+  SmallVector<Candidate> candidates;
+  double cFull = timer.collectiveUs(ag, 0);
+  candidates.push_back(
+      {PipelineMethod::Unsplit, 1, cFull + gemm.us(rows, 0)});
+  for (int64_t n : chunkCounts(rowsPerRank, options)) {
+    double c = model.collective(CollectiveKind::all_gather, payload / n,
+                                *group)
+                   .timeUs;
+    double g = gemm.us(rows / n, 0);
+    double t =
+        c + (n - 1) * overlapStep(c, g, gemm.us(rows / n, freeSms), cs) + g;
+    candidates.push_back({PipelineMethod::Chunked, n, t});
+  }
+  if (size > 1) {
+    double p = model.collective(CollectiveKind::permute, payload / size,
+                                *group)
+                   .timeUs;
+    double g = gemm.us(rowsPerRank, 0);
+    double t = (size - 1) *
+                   overlapStep(p, g, gemm.us(rowsPerRank, freeSms), cs) +
+               g;
+    candidates.push_back({PipelineMethod::PeerToPeer, size, t,
+                          group->topology == Topology::full_mesh});
+  }
+
+  PipelineOptions effective = options;
+  if (options.transformerEnginePreset)
+    effective.method = tePresetForAllGather(mm);
+  // Compute between the input's producer and the all-gather does not need
+  // its result: bulk overlap can issue the collective early and hide it
+  // there without splitting anything.
+  double independent = computeBetween(ag.getInput().getDefiningOp(), mm,
+                                      timer, ag.getResult());
+  if (!effective.method && independent >= cFull * cs.commSlowdown) {
+    if (options.emitRemarks)
+      ag->emitRemark() << "all-gather left unsplit: bulk overlap can hide its "
+                       << fmtUs(cFull) << " under " << fmtUs(independent)
+                       << " of independent compute around it";
+    return true;
+  }
+  const Candidate *choice = pick(candidates, effective);
+  if (!choice || choice->method == PipelineMethod::Unsplit) {
+    if (options.emitRemarks) {
+      auto remark = ag->emitRemark()
+                    << "all-gather left unsplit: no pipeline is predicted "
+                       "faster";
+      if (!choice && options.method)
+        remark << " (method " << stringifyPipelineMethod(*options.method)
+               << " does not apply)";
+      describeCandidates(remark, candidates);
+    }
+    return true;
+  }
+
+  OpBuilder b(mm);
+  Location loc = ag.getLoc();
+  RankedTensorType shardType = ag.getInput().getType();
+  RankedTensorType outType = mm.getType();
+  auto withRows = [](RankedTensorType t, int64_t r) {
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] = r;
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  SmallVector<Value> gathered, products;
+  auto cloneMatmul = [&](Value lhs, int64_t r) {
+    Operation *clone = b.clone(*mm);
+    clone->setOperand(0, lhs);
+    clone->getResult(0).setType(withRows(outType, r));
+    return clone->getResult(0);
+  };
+  Value assembledOut, assembledIn;
+  int64_t n = choice->chunks;
+  if (choice->method == PipelineMethod::Chunked) {
+    // All slices first: they are views, and a chunk's collective must not
+    // wait behind the previous chunk's GEMM for its input.
+    SmallVector<Value> pieces;
+    for (int64_t j = 0; j < n; ++j)
+      pieces.push_back(SliceOp::create(
+          b, loc, withRows(shardType, rowsPerRank / n), ag.getInput(), i64(0),
+          i64(j), i64(n), i64(1)));
+    for (int64_t j = 0; j < n; ++j) {
+      Operation *chunkAg = b.clone(*ag);
+      chunkAg->setOperand(0, pieces[j]);
+      chunkAg->getResult(0).setType(withRows(ag.getType(), rows / n));
+      gathered.push_back(chunkAg->getResult(0));
+      products.push_back(cloneMatmul(chunkAg->getResult(0), rows / n));
+    }
+    assembledOut = ConcatOp::create(b, loc, outType, products, i64(0),
+                                    i64(size));
+    if (!ag.getResult().hasOneUse())
+      assembledIn = ConcatOp::create(b, loc, ag.getType(), gathered, i64(0),
+                                     i64(size));
+  } else {
+    Value current = ag.getInput();
+    for (int64_t step = 0; step < size; ++step) {
+      if (step > 0)
+        current = PermuteOp::create(b, loc, shardType, current,
+                                    ag.getGroupAttr(), i64(1));
+      gathered.push_back(current);
+      products.push_back(cloneMatmul(current, rowsPerRank));
+    }
+    assembledOut = RingConcatOp::create(b, loc, outType, products,
+                                        ag.getGroupAttr(), i64(0));
+    if (!ag.getResult().hasOneUse())
+      assembledIn = RingConcatOp::create(b, loc, ag.getType(), gathered,
+                                         ag.getGroupAttr(), i64(0));
+  }
+  if (options.emitRemarks) {
+    auto remark = ag->emitRemark()
+                  << "all-gather -> matmul pipelined as "
+                  << (choice->method == PipelineMethod::Chunked
+                          ? std::to_string(n) + " chunked native all-gathers"
+                          : std::to_string(size) + " P2P ring steps");
+    describeCandidates(remark, candidates);
+  }
+  mm.getResult().replaceAllUsesWith(assembledOut);
+  mm.erase();
+  if (assembledIn)
+    ag.getResult().replaceAllUsesWith(assembledIn);
+  if (ag.getResult().use_empty())
+    ag.erase();
+  changed = true;
+  return true;
+}
+
+static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
+                             const PipelineOptions &options, bool &changed) {
+  changed = false;
+  auto keep = [&](const Twine &why) {
+    if (options.emitRemarks)
+      rs->emitRemark() << "reduce-scatter left unsplit: " << why;
+  };
+  if (rs.getDim() != 0)
+    return keep("only scatters along dimension 0 are pipelined");
+  auto mm = rs.getInput().getDefiningOp<MatmulOp>();
+  if (!mm || mm.getTransposeLhs() || mm->getBlock() != rs->getBlock())
+    return keep("its input is not produced by a matmul with untransposed rows");
+  if (!mm.getResult().hasOneUse())
+    return keep("the matmul's result has other users");
+  const GroupSpec *group = timer.group(rs);
+  if (!group)
+    return;
+  if (options.method == PipelineMethod::PeerToPeer)
+    return keep("P2P reduce-scatter pipelines are not implemented; only "
+                "chunked native reduce-scatters");
+  const CostModel &model = timer.costModel();
+  int64_t size = group->size, k = model.gpu().collectiveSms;
+  ContentionPoint cs = model.contention().lookup(k);
+  int64_t rows = mm.getType().getShape()[0];
+  int64_t payload = rs.getPayloadBytes();
+  int64_t freeSms = model.gpu().smCount - k;
+  GemmPricer gemm(mm, model);
+
+  SmallVector<Candidate> candidates;
+  candidates.push_back({PipelineMethod::Unsplit, 1,
+                        gemm.us(rows, 0) + timer.collectiveUs(rs, 0)});
+  for (int64_t n : chunkCounts(rows / size, options)) {
+    double c = model.collective(CollectiveKind::reduce_scatter, payload / n,
+                                *group)
+                   .timeUs;
+    double g = gemm.us(rows / n, 0);
+    double t =
+        g + (n - 1) * overlapStep(c, g, gemm.us(rows / n, freeSms), cs) + c;
+    candidates.push_back({PipelineMethod::Chunked, n, t});
+  }
+  PipelineOptions effective = options;
+  Operation *firstUse = nullptr;
+  for (Operation *user : rs.getResult().getUsers())
+    if (Operation *top = rs->getBlock()->findAncestorOpInBlock(*user);
+        top && (!firstUse || top->isBeforeInBlock(firstUse)))
+      firstUse = top;
+  double cFull = timer.collectiveUs(rs, 0);
+  double independent =
+      firstUse ? computeBetween(mm, firstUse, timer, rs.getResult()) : 0.0;
+  if (!options.method && !options.transformerEnginePreset &&
+      independent >= cFull * cs.commSlowdown) {
+    if (options.emitRemarks)
+      rs->emitRemark() << "reduce-scatter left unsplit: bulk overlap can hide "
+                       << "its " << fmtUs(cFull) << " under "
+                       << fmtUs(independent)
+                       << " of independent compute after it";
+    return;
+  }
+  if (options.transformerEnginePreset) {
+    // TE pipelines the reduce-scatter after proj/fc2 fprop, in 4 chunks
+    // where the rows allow (else the largest count that divides them).
+    bool te = mm.getRole() == MatmulRole::fprop &&
+              layerIs(mm, {".proj", ".fc2"});
+    effective.method = te ? PipelineMethod::Chunked : PipelineMethod::Unsplit;
+    const Candidate *teChoice = nullptr;
+    for (const Candidate &c : candidates)
+      if (c.method == PipelineMethod::Chunked && c.chunks <= 4)
+        teChoice = &c;
+    if (te && teChoice) {
+      Candidate unsplit = candidates.front(), preset = *teChoice;
+      candidates = SmallVector<Candidate>{unsplit, preset};
+    }
+  }
+  const Candidate *choice = pick(candidates, effective);
+  if (!choice || choice->method == PipelineMethod::Unsplit) {
+    if (options.emitRemarks) {
+      auto remark = rs->emitRemark()
+                    << "reduce-scatter left unsplit: no pipeline is predicted "
+                       "faster";
+      describeCandidates(remark, candidates);
+    }
+    return;
+  }
+  int64_t n = choice->chunks;
+  OpBuilder b(rs);
+  Location loc = rs.getLoc();
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  auto withRows = [](RankedTensorType t, int64_t r) {
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] = r;
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+  RankedTensorType lhsType = mm.getLhs().getType();
+  SmallVector<Value> pieces, lhsChunks;
+  for (int64_t j = 0; j < n; ++j)
+    lhsChunks.push_back(SliceOp::create(b, loc, withRows(lhsType, rows / n),
+                                        mm.getLhs(), i64(0), i64(j), i64(n),
+                                        i64(size)));
+  for (int64_t j = 0; j < n; ++j) {
+    Operation *product = b.clone(*mm);
+    product->setOperand(0, lhsChunks[j]);
+    product->getResult(0).setType(withRows(mm.getType(), rows / n));
+    Operation *chunkRs = b.clone(*rs);
+    chunkRs->setOperand(0, product->getResult(0));
+    chunkRs->getResult(0).setType(withRows(rs.getType(), rows / n / size));
+    pieces.push_back(chunkRs->getResult(0));
+  }
+  Value assembled =
+      ConcatOp::create(b, loc, rs.getType(), pieces, i64(0), i64(1));
+  if (options.emitRemarks) {
+    auto remark = rs->emitRemark() << "matmul -> reduce-scatter pipelined as "
+                                   << n << " chunked native reduce-scatters";
+    describeCandidates(remark, candidates);
+  }
+  rs.getResult().replaceAllUsesWith(assembled);
+  rs.erase();
+  mm.erase();
+  changed = true;
+}
+
+PipelineResult
+mlir::tandem::pipelineCollectiveMatmuls(func::FuncOp func, OpTimer &timer,
+                                        const PipelineOptions &options) {
+  PipelineResult result;
+  if (func.isExternal())
+    return result;
+  SmallVector<AllGatherOp> ags;
+  SmallVector<ReduceScatterOp> rss;
+  func.walk([&](Operation *op) {
+    if (auto ag = dyn_cast<AllGatherOp>(op))
+      ags.push_back(ag);
+    else if (auto rs = dyn_cast<ReduceScatterOp>(op))
+      rss.push_back(rs);
+  });
+  for (AllGatherOp ag : ags) {
+    bool changed = false;
+    tryAllGather(ag, timer, options, changed);
+    changed ? ++result.allGathers : ++result.kept;
+  }
+  for (ReduceScatterOp rs : rss) {
+    bool changed = false;
+    tryReduceScatter(rs, timer, options, changed);
+    changed ? ++result.reduceScatters : ++result.kept;
+  }
+  return result;
+}

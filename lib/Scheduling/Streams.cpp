@@ -1,0 +1,232 @@
+//===- Streams.cpp - Streams and cross-stream events of a schedule --------===//
+
+#include "tandem/Scheduling/Streams.h"
+#include "tandem/Analysis/CostModel.h"
+#include "tandem/Scheduling/Schedule.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+FailureOr<StreamMap> mlir::tandem::computeStreams(func::FuncOp func) {
+  if (func.isExternal())
+    return func.emitError() << "function '@" << func.getSymName()
+                            << "' has no body: it has no streams";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("streams need a single-block function; '@")
+           << func.getSymName() << "' has " << func.getBody().getBlocks().size()
+           << " blocks";
+
+  StreamMap map;
+  map.names.push_back("compute");
+  llvm::StringMap<int64_t> commStreamOf;
+  for (Operation &op : func.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    Attribute attr = op.getAttr(kStreamAttrName);
+    auto explicitStream = dyn_cast_or_null<IntegerAttr>(attr);
+    if (attr && (!explicitStream || explicitStream.getInt() < 0))
+      return op.emitError()
+             << "'" << kStreamAttrName << "' must be a non-negative integer";
+
+    // The defaults of tandem-simulate, in the same order: a group's
+    // communication stream is created at its first `_start`, even one that
+    // carries an explicit stream.
+    int64_t fallback = 0;
+    if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
+      if (collective.isAsync()) {
+        StringRef group = collective.getGroupAttr().getValue();
+        auto [it, inserted] = commStreamOf.try_emplace(group, map.names.size());
+        if (inserted)
+          map.names.push_back(("comm @" + group).str());
+        fallback = it->second;
+      }
+    } else if (!isa<ComputeOpInterface, WaitOp>(&op)) {
+      return op.emitError()
+             << "'" << op.getName()
+             << "' has no stream: only tandem compute ops, collectives and "
+                "waits run on streams";
+    }
+
+    int64_t stream = fallback;
+    if (explicitStream) {
+      stream = explicitStream.getInt();
+      while (map.numStreams() <= stream)
+        map.names.push_back(("stream " + llvm::Twine(map.numStreams())).str());
+    }
+    map.streamOf[&op] = stream;
+  }
+  return map;
+}
+
+bool mlir::tandem::hasStreamAttributes(func::FuncOp func) {
+  if (func->hasAttr(kNumStreamsAttrName) || func->hasAttr(kNumEventsAttrName))
+    return true;
+  WalkResult walk = func.walk([](Operation *op) {
+    if (op->hasAttr(kStreamAttrName) || op->hasAttr(kRecordEventAttrName) ||
+        op->hasAttr(kWaitEventsAttrName))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
+
+//===----------------------------------------------------------------------===//
+// StreamClocks
+//===----------------------------------------------------------------------===//
+
+StreamClocks::StreamClocks(const StreamMap &streams, Options options)
+    : streams(streams), options(options) {
+  streamClock.assign(streams.numStreams(), Clock(streams.numStreams(), 0));
+}
+
+void StreamClocks::join(const Clock &from) {
+  Clock &into = streamClock[currentStream];
+  for (auto [mine, theirs] : llvm::zip_equal(into, from))
+    mine = std::max(mine, theirs);
+}
+
+void StreamClocks::enter(Operation *op) {
+  current = op;
+  currentStream = streams.lookup(op);
+  assert(currentStream >= 0 && "op without a stream");
+  if (options.waitCompletesCollective && isa<WaitOp>(op))
+    if (CollectiveOpInterface start = getStartOf(op))
+      waitOp(start);
+  if (options.implicitDataSync)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        waitOp(def);
+}
+
+bool StreamClocks::waitEvent(int64_t event) {
+  auto it = eventClock.find(event);
+  if (it == eventClock.end())
+    return false;
+  join(it->second);
+  return true;
+}
+
+void StreamClocks::waitOp(Operation *producer) {
+  auto it = clockAfter.find(producer);
+  if (it != clockAfter.end())
+    join(it->second);
+}
+
+bool StreamClocks::happensBefore(Operation *producer) const {
+  auto it = position.find(producer);
+  if (it == position.end())
+    return false;
+  int64_t stream = streams.lookup(producer);
+  return streamClock[currentStream][stream] >= it->second;
+}
+
+void StreamClocks::finish(int64_t event) {
+  Clock &clock = streamClock[currentStream];
+  int64_t pos = ++clock[currentStream];
+  position[current] = pos;
+  clockAfter[current] = clock;
+  if (event >= 0) {
+    eventClock[event] = clock;
+    eventOwner[event] = current;
+  }
+  current = nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Assignment
+//===----------------------------------------------------------------------===//
+
+FailureOr<StreamAssignment> mlir::tandem::assignStreams(func::FuncOp func) {
+  FailureOr<StreamMap> streams = computeStreams(func);
+  if (failed(streams))
+    return failure();
+  StreamAssignment result;
+  result.streams = std::move(*streams);
+  const StreamMap &map = result.streams;
+
+  StreamClocks::Options options;
+  options.waitCompletesCollective = false; // The wait gets an explicit event.
+  options.implicitDataSync = false;
+  StreamClocks clocks(map, options);
+
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, llvm::SmallVector<Operation *>> waitsOn;
+  llvm::DenseSet<Operation *> recorders;
+  llvm::DenseMap<Attribute, Operation *> lastCollectiveOf;
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    int64_t stream = map.lookup(&op);
+    llvm::SmallVector<Operation *> deps;
+    auto addDep = [&](Operation *def) {
+      if (def && def->getBlock() == &block && map.lookup(def) != stream &&
+          !llvm::is_contained(deps, def))
+        deps.push_back(def);
+    };
+    for (Value operand : op.getOperands())
+      addDep(operand.getDefiningOp());
+    auto collective = dyn_cast<CollectiveOpInterface>(&op);
+    if (collective)
+      addDep(lastCollectiveOf.lookup(collective.getGroupAttr()));
+    // Latest first: one wait then covers the earlier ops of that stream.
+    llvm::sort(
+        deps, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+
+    clocks.enter(&op);
+    for (Operation *def : deps) {
+      if (clocks.happensBefore(def))
+        continue;
+      clocks.waitOp(def);
+      waitsOn[&op].push_back(def);
+      recorders.insert(def);
+    }
+    clocks.finish(/*event=*/-1);
+
+    if (collective) {
+      lastCollectiveOf[collective.getGroupAttr()] = &op;
+      if (!collective.isAsync() && stream == 0)
+        result.blockingOnCompute.push_back(&op);
+    }
+  }
+
+  // Event ids in program order of the ops that record them.
+  for (Operation &op : block)
+    if (recorders.contains(&op))
+      result.recordEvent[&op] = result.numEvents++;
+  for (auto &[op, defs] : waitsOn) {
+    llvm::SmallVector<int64_t> &events = result.waitEvents[op];
+    for (Operation *def : defs)
+      events.push_back(result.recordEvent.lookup(def));
+    llvm::sort(events);
+  }
+  return result;
+}
+
+void mlir::tandem::applyStreamAssignment(func::FuncOp func,
+                                         const StreamAssignment &assignment) {
+  Builder builder(func.getContext());
+  for (Operation &op : func.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    op.setAttr(kStreamAttrName,
+               builder.getI64IntegerAttr(assignment.streams.lookup(&op)));
+    op.removeAttr(kRecordEventAttrName);
+    op.removeAttr(kWaitEventsAttrName);
+    if (auto it = assignment.recordEvent.find(&op);
+        it != assignment.recordEvent.end())
+      op.setAttr(kRecordEventAttrName, builder.getI64IntegerAttr(it->second));
+    if (auto it = assignment.waitEvents.find(&op);
+        it != assignment.waitEvents.end())
+      op.setAttr(kWaitEventsAttrName, builder.getDenseI64ArrayAttr(it->second));
+  }
+  func->setAttr(kNumStreamsAttrName,
+                builder.getI64IntegerAttr(assignment.streams.numStreams()));
+  func->setAttr(kNumEventsAttrName,
+                builder.getI64IntegerAttr(assignment.numEvents));
+}

@@ -1,0 +1,585 @@
+//===- VerifySchedule.cpp - Prove a scheduled function safe ---------------===//
+
+#include "tandem/Scheduling/VerifySchedule.h"
+#include "tandem/Analysis/CostModel.h"
+#include "tandem/Scheduling/Schedule.h"
+#include "tandem/Scheduling/Streams.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+//===----------------------------------------------------------------------===//
+// Structural hashing
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Hashes every value of a single-block function by what it computes: the
+/// op, its attributes except the `tandem.`-prefixed scheduling ones, its
+/// result types and, recursively, its operands; arguments by position and
+/// type. A blocking collective hashes as its `_start` form, and a wait's
+/// result as the future of its `_start`, so converting a collective to
+/// start/wait and moving ops changes no hash. Hashes are only comparable
+/// within one MLIRContext (attributes and types hash by identity).
+class StructuralHasher {
+public:
+  explicit StructuralHasher(Block &block) {
+    for (BlockArgument arg : block.getArguments())
+      hashes[arg] = llvm::hash_combine(llvm::StringRef("arg"),
+                                       arg.getArgNumber(), arg.getType());
+    for (Operation &op : block) {
+      if (auto wait = dyn_cast<WaitOp>(op)) {
+        hashes[wait.getResult()] = lookup(wait.getFuture());
+        continue;
+      }
+      llvm::hash_code opHash = localKey(&op);
+      for (Value operand : op.getOperands())
+        opHash = llvm::hash_combine(opHash, lookup(operand));
+      for (OpResult result : op.getResults())
+        hashes[result] = llvm::hash_combine(opHash, result.getResultNumber());
+    }
+  }
+
+  llvm::hash_code lookup(Value value) const {
+    auto it = hashes.find(value);
+    // Values defined outside the block (none in a verified single-block
+    // function) hash by identity.
+    if (it == hashes.end())
+      return llvm::hash_value(value.getAsOpaquePointer());
+    return it->second;
+  }
+
+  /// The name a collective is compared under: its `_start` form.
+  static std::string canonicalName(Operation *op) {
+    std::string name = op->getName().getStringRef().str();
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+      if (!collective.isAsync())
+        name += "_start";
+    return name;
+  }
+
+  /// The attributes that take part in the comparison.
+  static DictionaryAttr semanticAttrs(Operation *op) {
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute attr : op->getAttrDictionary())
+      if (!attr.getName().strref().starts_with("tandem."))
+        kept.push_back(attr);
+    return DictionaryAttr::get(op->getContext(), kept);
+  }
+
+  /// Result types with futures replaced by the tensor they deliver.
+  static SmallVector<Type> resultTypes(Operation *op) {
+    SmallVector<Type> types;
+    for (Type type : op->getResultTypes()) {
+      if (auto future = dyn_cast<FutureType>(type))
+        type = future.getValueType();
+      types.push_back(type);
+    }
+    return types;
+  }
+
+  /// Everything about `op` except its operands.
+  static llvm::hash_code localKey(Operation *op) {
+    llvm::hash_code hash = llvm::hash_combine(
+        canonicalName(op), semanticAttrs(op), op->getNumOperands());
+    for (Type type : resultTypes(op))
+      hash = llvm::hash_combine(hash, type);
+    return hash;
+  }
+
+private:
+  llvm::DenseMap<Value, llvm::hash_code> hashes;
+};
+} // namespace
+
+/// The future of a wait's result (which hashes like it); the value itself
+/// otherwise.
+static Value throughWait(Value value) {
+  if (auto wait = value.getDefiningOp<WaitOp>())
+    return wait.getFuture();
+  return value;
+}
+
+static std::string describe(Value value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    os << "function argument #" << arg.getArgNumber();
+    return text;
+  }
+  auto result = cast<OpResult>(value);
+  Operation *op = result.getOwner();
+  os << "'" << op->getName() << "'";
+  if (op->getNumResults() > 1)
+    os << " result #" << result.getResultNumber();
+  return text;
+}
+
+namespace {
+/// Where two values with different hashes first differ: walking down from
+/// them through operands whose hashes differ, the first pair of values that
+/// differ by themselves (op, attributes, result types or argument).
+struct Divergence {
+  Value scheduled, reference;
+  std::string what;
+};
+} // namespace
+
+static Divergence findDivergence(Value scheduled, Value reference,
+                                 const StructuralHasher &sh,
+                                 const StructuralHasher &rh) {
+  while (true) {
+    scheduled = throughWait(scheduled);
+    reference = throughWait(reference);
+    Divergence d{scheduled, reference, ""};
+    auto sArg = dyn_cast<BlockArgument>(scheduled);
+    auto rArg = dyn_cast<BlockArgument>(reference);
+    if (sArg || rArg) {
+      d.what = "here it is " + describe(scheduled) + ", in the reference " +
+               describe(reference);
+      return d;
+    }
+    auto sRes = cast<OpResult>(scheduled), rRes = cast<OpResult>(reference);
+    Operation *s = sRes.getOwner(), *r = rRes.getOwner();
+    std::string sName = StructuralHasher::canonicalName(s);
+    std::string rName = StructuralHasher::canonicalName(r);
+    if (sName != rName) {
+      d.what = "here it is " + describe(scheduled) + ", in the reference " +
+               describe(reference);
+      return d;
+    }
+    DictionaryAttr sAttrs = StructuralHasher::semanticAttrs(s);
+    DictionaryAttr rAttrs = StructuralHasher::semanticAttrs(r);
+    if (sAttrs != rAttrs) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "'" << s->getName() << "' has attributes " << sAttrs
+         << ", in the reference " << rAttrs;
+      d.what = text;
+      return d;
+    }
+    if (StructuralHasher::resultTypes(s) != StructuralHasher::resultTypes(r) ||
+        s->getNumOperands() != r->getNumOperands() ||
+        sRes.getResultNumber() != rRes.getResultNumber()) {
+      d.what = "'" + s->getName().getStringRef().str() +
+               "' has other operands or result types than in the reference";
+      return d;
+    }
+    std::optional<unsigned> differing;
+    for (unsigned i = 0, e = s->getNumOperands(); i < e; ++i)
+      if (sh.lookup(s->getOperand(i)) != rh.lookup(r->getOperand(i))) {
+        differing = i;
+        break;
+      }
+    if (!differing) {
+      d.what = "'" + s->getName().getStringRef().str() +
+               "' differs from the reference";
+      return d;
+    }
+    scheduled = s->getOperand(*differing);
+    reference = r->getOperand(*differing);
+  }
+}
+
+static Location locationOf(Value value) {
+  if (Operation *op = value.getDefiningOp())
+    return op->getLoc();
+  return value.getLoc();
+}
+
+//===----------------------------------------------------------------------===//
+// The verifier
+//===----------------------------------------------------------------------===//
+
+namespace {
+class ScheduleVerifier {
+public:
+  ScheduleVerifier(func::FuncOp func, func::FuncOp reference,
+                   const VerifyScheduleOptions &options)
+      : func(func), reference(reference), options(options) {}
+
+  LogicalResult run();
+
+private:
+  bool checkAttributes();
+  void checkCollectiveProtocol();
+  void checkOrdering();
+  void checkIssueOrder();
+  void compareWithReference();
+
+  /// An error at `op`; the verifier fails.
+  InFlightDiagnostic error(Operation *op) {
+    failed = true;
+    return op->emitError();
+  }
+
+  func::FuncOp func;
+  func::FuncOp reference;
+  const VerifyScheduleOptions &options;
+  Block *block = nullptr;
+  StreamMap streams;
+  bool explicitSync = false;
+  bool failed = false;
+  unsigned crossStreamUses = 0;
+  unsigned collectives = 0;
+};
+} // namespace
+
+/// Checks the scheduling attributes' types and ranges. False if the ordering
+/// checks cannot run.
+bool ScheduleVerifier::checkAttributes() {
+  FailureOr<StreamMap> map = computeStreams(func);
+  if (::mlir::failed(map)) {
+    failed = true;
+    return false;
+  }
+  streams = std::move(*map);
+  block = &func.getBody().front();
+  explicitSync = hasStreamAttributes(func);
+
+  std::optional<int64_t> numStreams, numEvents;
+  for (StringRef name : {kNumStreamsAttrName, kNumEventsAttrName}) {
+    Attribute attr = func->getAttr(name);
+    if (!attr)
+      continue;
+    auto value = dyn_cast<IntegerAttr>(attr);
+    if (!value || value.getInt() < 0) {
+      error(func) << "'" << name << "' must be a non-negative integer";
+      continue;
+    }
+    (name == kNumStreamsAttrName ? numStreams : numEvents) = value.getInt();
+  }
+
+  bool usable = !failed;
+  llvm::DenseMap<int64_t, Operation *> recorder;
+  for (Operation &op : *block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    int64_t stream = streams.lookup(&op);
+    if (numStreams && stream >= *numStreams)
+      error(&op) << "runs on stream " << stream << ", but '@"
+                 << func.getSymName() << "' declares '" << kNumStreamsAttrName
+                 << "' = " << *numStreams;
+
+    if (Attribute attr = op.getAttr(kRecordEventAttrName)) {
+      auto event = dyn_cast<IntegerAttr>(attr);
+      if (!event || event.getInt() < 0) {
+        error(&op) << "'" << kRecordEventAttrName
+                   << "' must be a non-negative integer";
+        usable = false;
+      } else {
+        if (numEvents && event.getInt() >= *numEvents)
+          error(&op) << "records event " << event.getInt() << ", but '@"
+                     << func.getSymName() << "' declares '"
+                     << kNumEventsAttrName << "' = " << *numEvents;
+        auto [it, inserted] = recorder.try_emplace(event.getInt(), &op);
+        if (!inserted) {
+          (error(&op) << "records event " << event.getInt()
+                      << ", which another op records already")
+                  .attachNote(it->second->getLoc())
+              << "event " << event.getInt() << " is recorded here first";
+          usable = false;
+        }
+      }
+    }
+    if (Attribute attr = op.getAttr(kWaitEventsAttrName)) {
+      auto events = dyn_cast<DenseI64ArrayAttr>(attr);
+      if (!events ||
+          llvm::any_of(events.asArrayRef(), [](int64_t e) { return e < 0; })) {
+        error(&op) << "'" << kWaitEventsAttrName
+                   << "' must be an array<i64> of non-negative event ids";
+        usable = false;
+      }
+    }
+    if (Attribute attr = op.getAttr(kSeqAttrName);
+        attr && !isa<IntegerAttr>(attr)) {
+      error(&op) << "'" << kSeqAttrName << "' must be an integer";
+      usable = false;
+    }
+  }
+  return usable;
+}
+
+/// (b) Each `_start` is completed by one wait later in its block. The dialect
+/// verifier and SSA dominance already guarantee this for verified IR; the
+/// check stands for callers that run the verifier between rewrites.
+void ScheduleVerifier::checkCollectiveProtocol() {
+  for (Operation &op : *block) {
+    auto collective = dyn_cast<CollectiveOpInterface>(&op);
+    if (!collective || !collective.isAsync())
+      continue;
+    Operation *wait = getWaitOf(collective);
+    if (!wait) {
+      error(&op) << "'" << op.getName()
+                 << "' is never waited on: its result is never delivered and "
+                    "its input stays in use";
+      continue;
+    }
+    if (wait->getBlock() != block || !op.isBeforeInBlock(wait))
+      (error(wait) << "waits for a collective that is not issued before it "
+                      "in its block")
+              .attachNote(op.getLoc())
+          << "the collective is issued here";
+  }
+}
+
+/// (a) Every cross-stream use is ordered after its producer; waited events
+/// were recorded before; (c) consecutive collectives of one group on
+/// different streams are ordered.
+void ScheduleVerifier::checkOrdering() {
+  StreamClocks::Options clockOptions;
+  clockOptions.waitCompletesCollective = true;
+  clockOptions.implicitDataSync = !explicitSync;
+  StreamClocks clocks(streams, clockOptions);
+  llvm::DenseMap<Attribute, Operation *> lastCollectiveOf;
+
+  for (Operation &op : *block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    int64_t stream = streams.lookup(&op);
+    clocks.enter(&op);
+
+    if (auto events = op.getAttrOfType<DenseI64ArrayAttr>(kWaitEventsAttrName))
+      for (int64_t event : events.asArrayRef()) {
+        if (clocks.waitEvent(event))
+          continue;
+        InFlightDiagnostic diag = error(&op) << "waits for event " << event
+                                             << ", which no earlier op records";
+        for (Operation &other : *block)
+          if (auto rec = other.getAttrOfType<IntegerAttr>(kRecordEventAttrName);
+              rec && rec.getInt() == event) {
+            diag.attachNote(other.getLoc())
+                << "event " << event << " is recorded only here, later";
+            break;
+          }
+      }
+
+    for (OpOperand &operand : op.getOpOperands()) {
+      Operation *def = operand.get().getDefiningOp();
+      if (!def || def->getBlock() != block)
+        continue;
+      int64_t defStream = streams.lookup(def);
+      if (defStream == stream)
+        continue;
+      ++crossStreamUses;
+      if (clocks.happensBefore(def))
+        continue;
+      InFlightDiagnostic diag = error(&op);
+      if (isa<WaitOp>(def))
+        diag << "'" << op.getName() << "' on stream " << stream
+             << " uses the result of a tandem.wait on stream " << defStream
+             << " with no event ordering them: the wait synchronises only "
+                "stream "
+             << defStream;
+      else
+        diag << "'" << op.getName() << "' on stream " << stream
+             << " uses operand #" << operand.getOperandNumber()
+             << ", produced on stream " << defStream
+             << ", with no event ordering them";
+      diag.attachNote(def->getLoc())
+          << "produced here: it needs '" << kRecordEventAttrName
+          << "' and the user '" << kWaitEventsAttrName
+          << "' (tandem-assign-streams adds both)";
+    }
+
+    if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
+      ++collectives;
+      Operation *&last = lastCollectiveOf[collective.getGroupAttr()];
+      if (last && streams.lookup(last) != stream && !clocks.happensBefore(last))
+        (error(&op) << "collectives on " << collective.getGroupAttr()
+                    << " may run out of their issue order: this one, on "
+                       "stream "
+                    << stream
+                    << ", is not ordered after the previous one, on stream "
+                    << streams.lookup(last))
+                .attachNote(last->getLoc())
+            << "the previous collective on " << collective.getGroupAttr();
+      last = &op;
+    }
+
+    int64_t event = -1;
+    if (auto rec = op.getAttrOfType<IntegerAttr>(kRecordEventAttrName))
+      event = rec.getInt();
+    clocks.finish(event);
+  }
+}
+
+/// (c) `tandem.seq` strictly increases in program order on every group.
+void ScheduleVerifier::checkIssueOrder() {
+  struct GroupState {
+    Operation *maxOp = nullptr;
+    int64_t maxSeq = 0;
+    Operation *firstUnstamped = nullptr;
+    unsigned unstamped = 0;
+  };
+  llvm::MapVector<Attribute, GroupState> groups;
+  for (Operation &op : *block) {
+    auto collective = dyn_cast<CollectiveOpInterface>(&op);
+    if (!collective)
+      continue;
+    GroupState &g = groups[collective.getGroupAttr()];
+    auto seq = op.getAttrOfType<IntegerAttr>(kSeqAttrName);
+    if (!seq) {
+      if (!g.unstamped++)
+        g.firstUnstamped = &op;
+      continue;
+    }
+    int64_t value = seq.getInt();
+    if (g.maxOp && value <= g.maxSeq) {
+      InFlightDiagnostic diag = error(&op);
+      if (value == g.maxSeq)
+        diag << "two collectives on " << collective.getGroupAttr()
+             << " carry seq " << value;
+      else
+        diag << "collectives on " << collective.getGroupAttr()
+             << " are issued out of their original order: seq " << g.maxSeq
+             << " before seq " << value;
+      diag.attachNote(g.maxOp->getLoc())
+          << "seq " << g.maxSeq << " is issued here";
+      continue;
+    }
+    g.maxOp = &op;
+    g.maxSeq = value;
+  }
+  // With a reference, compareWithReference checks the order of every
+  // collective, stamped or not.
+  if (!options.remarks || reference)
+    return;
+  for (auto &[group, g] : groups)
+    if (g.unstamped)
+      g.firstUnstamped->emitRemark()
+          << g.unstamped << " collective(s) on " << group << " carry no '"
+          << kSeqAttrName
+          << "': their order cannot be checked against the input (run "
+             "tandem-async-collectives, or pass a reference)";
+}
+
+/// (d) Same signature, same returned values, same compute ops, same
+/// collectives in the same order on every group.
+void ScheduleVerifier::compareWithReference() {
+  if (reference.isExternal() || !reference.getBody().hasOneBlock()) {
+    error(func) << "the reference of '@" << func.getSymName()
+                << "' must have a body of one block";
+    return;
+  }
+  if (func.getFunctionType() != reference.getFunctionType()) {
+    error(func) << "'@" << func.getSymName() << "' has type "
+                << func.getFunctionType() << ", its reference "
+                << reference.getFunctionType();
+    return;
+  }
+  Block &refBlock = reference.getBody().front();
+  StructuralHasher sh(*block), rh(refBlock);
+
+  // Returned values, in order (the signature check made the counts equal).
+  Operation *ret = block->getTerminator();
+  Operation *refRet = refBlock.getTerminator();
+  bool valuesMatch = true;
+  if (ret->getNumOperands() == refRet->getNumOperands()) {
+    for (unsigned i = 0, e = ret->getNumOperands(); i < e; ++i) {
+      if (sh.lookup(ret->getOperand(i)) == rh.lookup(refRet->getOperand(i)))
+        continue;
+      valuesMatch = false;
+      Divergence d =
+          findDivergence(ret->getOperand(i), refRet->getOperand(i), sh, rh);
+      InFlightDiagnostic diag = error(ret) << "returned value #" << i
+                                           << " differs from the reference";
+      diag.attachNote(locationOf(d.scheduled))
+          << "first difference: " << d.what;
+      diag.attachNote(locationOf(d.reference))
+          << "the reference computes it here";
+      break;
+    }
+  }
+
+  // Compute ops of each kind.
+  std::map<std::string, std::pair<unsigned, unsigned>> counts;
+  for (Operation &op : *block)
+    if (isa<ComputeOpInterface>(op))
+      ++counts[op.getName().getStringRef().str()].first;
+  for (Operation &op : refBlock)
+    if (isa<ComputeOpInterface>(op))
+      ++counts[op.getName().getStringRef().str()].second;
+  for (auto &[name, count] : counts)
+    if (count.first != count.second)
+      error(func) << "'@" << func.getSymName() << "' has " << count.first
+                  << " '" << name << "' op(s), its reference " << count.second;
+
+  // Each group's collectives, in issue order. Swapping two collectives of a
+  // group changes no value, so this is checked on its own; after a value
+  // mismatch, the collectives downstream of it would only repeat it.
+  if (!valuesMatch)
+    return;
+  using Sequence = SmallVector<Operation *>;
+  llvm::MapVector<StringRef, std::pair<Sequence, Sequence>> sequences;
+  for (Operation &op : *block)
+    if (auto c = dyn_cast<CollectiveOpInterface>(op))
+      sequences[c.getGroupAttr().getValue()].first.push_back(&op);
+  for (Operation &op : refBlock)
+    if (auto c = dyn_cast<CollectiveOpInterface>(op))
+      sequences[c.getGroupAttr().getValue()].second.push_back(&op);
+  for (auto &[group, seqs] : sequences) {
+    auto &[mine, theirs] = seqs;
+    if (mine.size() != theirs.size()) {
+      error(func) << "'@" << func.getSymName() << "' issues " << mine.size()
+                  << " collective(s) on @" << group << ", its reference "
+                  << theirs.size();
+      continue;
+    }
+    for (auto [i, pair] : llvm::enumerate(llvm::zip_equal(mine, theirs))) {
+      auto [s, r] = pair;
+      if (sh.lookup(s->getResult(0)) == rh.lookup(r->getResult(0)))
+        continue;
+      (error(s) << "collective #" << i << " on @" << group
+                << " differs from the reference's: the group's issue order "
+                   "or the collective's value changed")
+              .attachNote(r->getLoc())
+          << "collective #" << i << " on @" << group << " in the reference";
+      break;
+    }
+  }
+}
+
+LogicalResult ScheduleVerifier::run() {
+  if (func.isExternal())
+    return success();
+  bool attributesUsable = checkAttributes();
+  if (!block)
+    return failure();
+  checkCollectiveProtocol();
+  if (attributesUsable)
+    checkOrdering();
+  checkIssueOrder();
+  if (reference)
+    compareWithReference();
+  if (failed)
+    return failure();
+
+  if (options.remarks) {
+    InFlightDiagnostic remark = func.emitRemark();
+    remark << "schedule verified";
+    if (!explicitSync)
+      remark << " on the simulator's default streams (no stream attributes: "
+                "every use is ordered after its producer)";
+    remark << ": " << streams.numStreams() << " stream(s), " << crossStreamUses
+           << " cross-stream use(s), " << collectives << " collective(s); ";
+    if (reference)
+      remark << "values match the reference";
+    else
+      remark << "values not compared (no reference)";
+  }
+  return success();
+}
+
+LogicalResult
+mlir::tandem::verifySchedule(func::FuncOp func, func::FuncOp reference,
+                             const VerifyScheduleOptions &options) {
+  return ScheduleVerifier(func, reference, options).run();
+}

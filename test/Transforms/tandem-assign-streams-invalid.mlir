@@ -1,0 +1,56 @@
+// RUN: tandem-opt %s -split-input-file -verify-diagnostics --allow-unregistered-dialect --tandem-assign-streams -o /dev/null
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.stream' must be a non-negative integer}}
+    %y = tandem.elementwise copy %x {tandem.stream = -1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.stream' must be a non-negative integer}}
+    %y = tandem.elementwise copy %x {tandem.stream = "comm"} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f() -> tensor<8xbf16> {
+    // expected-error @+1 {{'test.make' has no stream: only tandem compute ops, collectives and waits run on streams}}
+    %x = "test.make"() : () -> tensor<8xbf16>
+    return %x : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{streams need a single-block function; '@f' has 2 blocks}}
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    "test.br"()[^bb1] : () -> ()
+  ^bb1:
+    return %x : tensor<8xbf16>
+  }
+}
+
+// -----
+
+// A failing function does not stop the others: @g is assigned (remark).
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.stream' must be a non-negative integer}}
+    %y = tandem.elementwise copy %x {tandem.stream = -2 : i64} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+  // expected-remark @+1 {{'@g': 1 stream(s) (0: compute), 0 event(s)}}
+  func.func @g(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    %y = tandem.elementwise copy %x : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
