@@ -105,7 +105,7 @@ static void describeCandidates(InFlightDiagnostic &remark,
       remark << "x" << c.chunks;
     remark << " " << fmtUs(c.timeUs);
     if (c.refused)
-      remark << " (P2P refused on a full mesh: one link per step)";
+      remark << " (full mesh: one link per step, P2P only when forced)";
   }
 }
 
