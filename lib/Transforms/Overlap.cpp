@@ -6,10 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Scheduling/Strategy.h"
+#include "tandem/Scheduling/Streams.h"
+#include "tandem/Scheduling/VerifySchedule.h"
 #include "tandem/Simulator/Simulate.h"
 #include "tandem/Transforms/Passes.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir {
@@ -83,7 +87,36 @@ struct OverlapPass
           remark << " " << stringifyStrategy(candidate) << " "
                  << llvm::formatv("{0:F1}", span).str() << " us";
       }
+      // The input, to prove the schedule computes the same values.
+      func::FuncOp reference = verify ? func.clone() : func::FuncOp();
+      auto dropReference = llvm::make_scope_exit([&] {
+        if (reference)
+          reference->erase();
+      });
       applyOverlapStrategy(func, timer, chosen, options);
+      if (chosen != OverlapStrategy::None) {
+        SmallVector<int64_t> budgets;
+        for (int64_t k : {8, 16, 24, 32})
+          if (k < model->gpu().smCount)
+            budgets.push_back(k);
+        FailureOr<SmallVector<WindowDecision>> decisions =
+            assignSmTargets(func, *model, budgets);
+        if (failed(decisions))
+          return signalPassFailure();
+        applySmTargets(*decisions);
+        if (remarks)
+          emitSmTargetRemarks(*decisions, model->gpu());
+      }
+      FailureOr<StreamAssignment> streams = assignStreams(func);
+      if (failed(streams))
+        return signalPassFailure();
+      applyStreamAssignment(func, *streams);
+      if (verify) {
+        VerifyScheduleOptions verifyOptions;
+        verifyOptions.remarks = remarks;
+        if (failed(verifySchedule(func, reference, verifyOptions)))
+          return signalPassFailure();
+      }
       ++numFunctions;
     }
   }

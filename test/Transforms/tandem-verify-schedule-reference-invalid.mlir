@@ -7,6 +7,9 @@
 // RUN: not tandem-opt %s -split-input-file -mlir-print-op-on-diagnostic=false \
 // RUN:   --tandem-verify-schedule="reference=%S/Inputs/verify-schedule-reference.mlir" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --implicit-check-not=verify-schedule-reference.mlir:
+// RUN: not tandem-opt %s -split-input-file --tandem-verify-schedule="reference=%S/Inputs/no-such-file.mlir" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MISSING
+// MISSING: error: cannot read the reference '{{.*}}no-such-file.mlir': cannot open input file
 
 // (d) A changed op: the first difference is found below the returned
 // value, and the reference's op is shown.

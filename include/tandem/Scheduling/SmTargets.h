@@ -84,9 +84,9 @@ struct WindowDecision {
 /// Decides every window of `func` (every block) with `model`, trying the CTA
 /// budgets `candidates` (checked with checkCommSmsCandidates first). Returns
 /// one decision per window, in program order of the starts. The IR is not
-/// changed. Fails, with an error at the op, when the cost model
-/// cannot price a compute op in a window or a collective's group does not
-/// resolve.
+/// changed. Fails, with an error at the op, when the cost model cannot price
+/// a compute op in a window, or when a collective's group does not resolve
+/// (IR that has not been verified).
 FailureOr<SmallVector<WindowDecision>>
 assignSmTargets(func::FuncOp func, const CostModel &model,
                 ArrayRef<int64_t> candidates);

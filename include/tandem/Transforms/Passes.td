@@ -218,6 +218,12 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
       candidate. Inside the chosen strategy, each collective, pipeline and
       wgrad is decided by the cost model and the topology.
 
+    After the strategy, every function gets CTA budgets for its collectives
+    (tandem-assign-sm-targets), streams and events (tandem-assign-streams),
+    and, with `verify` (default), is proven against a copy of its input
+    (tandem-verify-schedule with that copy as reference); a failure there is
+    an error.
+
     `memory-budget` is passed to every phase as a hard limit on the
     program-order peak memory. With `remarks`, every phase explains each
     decision; without, only the strategy choice of `auto` is reported.
@@ -230,7 +236,10 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",
            "Collectives of one group in flight at once">,
     Option<"remarks", "remarks", "bool", "false",
-           "Explain every decision of every phase as a remark">
+           "Explain every decision of every phase as a remark">,
+    Option<"verify", "verify", "bool", "true",
+           "Prove the result against a copy of the input "
+           "(tandem-verify-schedule with a reference)">
   ];
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions scheduled">
@@ -318,25 +327,28 @@ def TandemAssignSmTargets
     CTA budget k (from `comm-sms`) and, for each GEMM in the window, an
     SM-count target: all SMs, or the `sm_count - k` SMs the collective
     leaves. The choice is the one the cost model predicts fastest for the
-    window: max(compute time, collective time), each under the contention
-    table's factors at k (docs/passes/assign-sm-targets.md gives the
-    formulas). Ties go to the target's `collective_sms` and to all SMs.
+    window, run as the simulator runs it: the collective and the compute
+    start together, each slowed by the contention table at k while both
+    run, then the survivor runs alone (docs/passes/assign-sm-targets.md
+    gives the formulas). Ties go to the target's `collective_sms` and to all
+    SMs.
 
     Contract:
     * The module carries `tandem.target`; a missing target, a bad
       calibration file or a bad `comm-sms` list (empty, a value outside
       [1, sm_count), a value twice) is an error.
     * A decided window's start gets `tandem.comm_sms = k`; a GEMM in it gets
-      `tandem.sm_target = sm_count - k` where that target is faster, and
-      loses any `tandem.sm_target` otherwise. A GEMM in several windows
-      keeps all SMs.
-    * A window without compute is left alone (remark "no compute overlaps
-      this collective"). No op moves; nothing outside windows changes.
+      `tandem.sm_target = sm_count - k` where that target is predicted
+      faster, and loses any `tandem.sm_target` otherwise.
+    * A window without compute, or with another collective in flight during
+      it, is left alone, with a remark saying which. No op moves; nothing
+      outside decided windows changes; the pass is idempotent.
     * A compute op in a window that the cost model cannot price is an error.
 
     Remarks: one per window at its start (the chosen budget, the predicted
     window time and the time with the defaults), one per GEMM of a decided
-    window (its waves on all SMs and on the SMs left, its two times).
+    window (its waves on all SMs and on the SMs left, and the window time
+    with either size).
   }];
   let options = [
     ListOption<"commSms", "comm-sms", "int64_t",
