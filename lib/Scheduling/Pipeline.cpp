@@ -237,7 +237,25 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     return true;
   }
 
-  OpBuilder b(mm);
+  // The pipeline goes where the gathered tensor is first used, so that the
+  // assembled tensor is there for every user; the matmul's other operands
+  // must exist by then.
+  Operation *firstUser = mm;
+  for (Operation *user : ag.getResult().getUsers())
+    if (Operation *top = ag->getBlock()->findAncestorOpInBlock(*user);
+        top && top->isBeforeInBlock(firstUser))
+      firstUser = top;
+  for (Value operand : mm->getOperands().drop_front())
+    if (Operation *def = operand.getDefiningOp();
+        def && def->getBlock() == mm->getBlock() && firstUser != mm &&
+        !def->isBeforeInBlock(firstUser)) {
+      if (options.emitRemarks)
+        ag->emitRemark() << "all-gather left unsplit: another user of the "
+                            "gathered tensor comes before the matmul's "
+                            "other operands exist";
+      return true;
+    }
+  OpBuilder b(firstUser);
   Location loc = ag.getLoc();
   RankedTensorType shardType = ag.getInput().getType();
   RankedTensorType outType = mm.getType();
