@@ -91,9 +91,9 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // The gathered tensor has a user before the matmul (the wgrad): the pipeline
 // is built there, and the wgrad reads the tensor reassembled in rank order.
 // CHECK-LABEL: func.func @earlier_user
-// CHECK:       %[[X:.*]] = tandem.ring_concat %arg0, {{.*}} on @tp dim 0 : {{.*}} -> tensor<2048x12288xbf16>
-// CHECK:       tandem.matmul wgrad %arg2, %[[X]] transpose_lhs
 // CHECK:       tandem.ring_concat {{.*}} -> tensor<2048x1536xbf16>
+// CHECK-NEXT:  %[[X:.*]] = tandem.ring_concat %arg0, {{.*}} on @tp dim 0 : {{.*}} -> tensor<2048x12288xbf16>
+// CHECK-NEXT:  tandem.matmul wgrad %arg2, %[[X]] transpose_lhs
 module attributes {tandem.target = #tandem.target<"h200">} {
   tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
   func.func @earlier_user(%x: tensor<256x12288xbf16>, %w: tensor<1536x12288xbf16>, %act: tensor<2048x1536xbf16>) -> (tensor<1536x12288xbf16>, tensor<2048x1536xbf16>) {
