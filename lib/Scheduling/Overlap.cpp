@@ -83,11 +83,12 @@ struct BudgetGuard {
 struct Position {
   explicit Position(Operation *op)
       : op(op), next(op->getNextNode()), block(op->getBlock()) {}
-  void restore() {
+  void restore(PositionIndex &index) {
     if (next)
       op->moveBefore(next);
     else
       op->moveBefore(block, block->end());
+    index.moved(op);
   }
   Operation *op, *next;
   Block *block;
@@ -119,6 +120,7 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
     func.emitRemark() << "the input already needs " << guard.inputPeak
                       << " bytes, over the budget of " << guard.budget
                       << "; moves may not raise the peak further";
+  PositionIndex pos(block);
 
   SmallVector<CollectiveOpInterface> starts;
   for (Operation &op : block)
@@ -137,7 +139,7 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
     // move later collectives, which cannot pass this one.
     llvm::erase_if(groupOpen, [&](CollectiveOpInterface s) {
       Operation *w = getWaitOf(s);
-      return !w || w->isBeforeInBlock(start);
+      return !w || pos.isBefore(w, start);
     });
     int64_t inFlight = 1 + groupOpen.size();
 
@@ -174,13 +176,15 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       if (isa<ComputeOpInterface>(prev))
         ++hoistDistance;
     }
-    if (hoistTo != start)
+    if (hoistTo != start) {
       start->moveBefore(hoistTo);
+      pos.moved(start);
+    }
 
     // Sink the wait.
     int64_t waitInFlight = 1;
     for (CollectiveOpInterface s : groupOpen)
-      if (Operation *w = getWaitOf(s); w && wait->isBeforeInBlock(w))
+      if (Operation *w = getWaitOf(s); w && pos.isBefore(wait, w))
         ++waitInFlight;
     Operation *sinkBefore = nullptr;
     unsigned sinkDistance = 0;
@@ -216,17 +220,19 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       if (isa<ComputeOpInterface>(next))
         ++sinkDistance;
     }
-    if (sinkBefore && sinkBefore != wait->getNextNode())
+    if (sinkBefore && sinkBefore != wait->getNextNode()) {
       wait->moveBefore(sinkBefore);
+      pos.moved(wait);
+    }
 
     // Memory budget: undo what does not fit, the wait's move first.
     bool blocked = false;
     if (!guard.holds(block)) {
-      waitWas.restore();
+      waitWas.restore(pos);
       sinkDistance = 0;
       sinkStop = "the memory budget";
       if (!guard.holds(block)) {
-        startWas.restore();
+        startWas.restore(pos);
         hoistDistance = 0;
         hoistStop = "the memory budget";
       }
@@ -300,14 +306,15 @@ collectChain(MatmulOp wgrad, std::string &why) {
 /// Whether the chain can be placed before `point` (later in the block):
 /// every operand from outside the chain is defined before `point`, and every
 /// user outside the chain comes after it.
-static bool canPlaceChainBefore(ArrayRef<Operation *> chain, Operation *point) {
+static bool canPlaceChainBefore(ArrayRef<Operation *> chain, Operation *point,
+                                const PositionIndex &pos) {
   llvm::SmallPtrSet<Operation *, 8> inChain(chain.begin(), chain.end());
   Block *block = point->getBlock();
   for (Operation *op : chain) {
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
           def && !inChain.contains(def) && def->getBlock() == block &&
-          !def->isBeforeInBlock(point))
+          !pos.isBefore(def, point))
         return false;
     for (Value res : op->getResults())
       for (Operation *user : res.getUsers()) {
@@ -316,7 +323,7 @@ static bool canPlaceChainBefore(ArrayRef<Operation *> chain, Operation *point) {
           continue;
         if (top == point)
           continue; // the chain goes right before it
-        if (top->isBeforeInBlock(point))
+        if (pos.isBefore(top, point))
           return false;
       }
   }
@@ -338,6 +345,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
                       << "; moves may not raise the peak further";
   const CostModel &model = timer.costModel();
   const GpuSpec &gpu = model.gpu();
+  PositionIndex pos(block);
 
   SmallVector<Window> windows;
   for (Operation &op : block) {
@@ -373,7 +381,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
 
   auto windowOf = [&](Operation *op) -> Window * {
     for (Window &w : windows)
-      if (w.start->isBeforeInBlock(op) && op->isBeforeInBlock(w.wait))
+      if (pos.isBefore(w.start, op) && pos.isBefore(op, w.wait))
         return &w;
     return nullptr;
   };
@@ -411,7 +419,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
     for (bool allGathers : {true, false})
       for (Window &w : windows) {
         bool isAg = w.start.getCollectiveKind() == CollectiveKind::all_gather;
-        if (isAg == allGathers && wgrad->isBeforeInBlock(w.start))
+        if (isAg == allGathers && pos.isBefore(wgrad, w.start))
           candidates.push_back(&w);
       }
     if (candidates.empty()) {
@@ -428,18 +436,20 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
       double need = contendedUs(wgrad, w->commSms);
       if (w == current || w->usedUs >= w->capacityUs)
         continue;
-      if (!canPlaceChainBefore(*chain, w->wait)) {
+      if (!canPlaceChainBefore(*chain, w->wait, pos)) {
         lastReason = "a later op needs its result before the windows with room";
         continue;
       }
       SmallVector<Position> was;
       for (Operation *op : *chain)
         was.emplace_back(op);
-      for (Operation *op : *chain)
+      for (Operation *op : *chain) {
         op->moveBefore(w->wait);
+        pos.moved(op);
+      }
       if (!guard.holds(block)) {
         for (Position &p : llvm::reverse(was))
-          p.restore();
+          p.restore(pos);
         lastReason = "the memory budget (" + std::to_string(guard.budget) +
                      " bytes) leaves no room in a later window";
         continue;

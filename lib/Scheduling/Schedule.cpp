@@ -120,3 +120,26 @@ bool mlir::tandem::canMoveBefore(Operation *op, Operation *point) {
   }
   return true;
 }
+
+PositionIndex::PositionIndex(Block &block) : block(block) { renumber(); }
+
+void PositionIndex::renumber() {
+  positions.clear();
+  double next = 0;
+  for (Operation &op : block)
+    positions[&op] = (next += 1024.0);
+}
+
+void PositionIndex::moved(Operation *op) {
+  Operation *prev = op->getPrevNode(), *next = op->getNextNode();
+  double lo = prev ? of(prev) : of(&block.front()) - 2048.0;
+  double hi = next ? of(next) : lo + 2048.0;
+  if (!prev && next)
+    lo = hi - 2048.0;
+  double mid = lo + (hi - lo) / 2;
+  if (!(mid > lo && mid < hi)) {
+    renumber();
+    return;
+  }
+  positions[op] = mid;
+}

@@ -13,6 +13,7 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "mlir/IR/Block.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
@@ -42,6 +43,26 @@ public:
 private:
   const CostModel &model;
   llvm::StringMap<GroupSpec> groups;
+};
+
+/// Program positions of a block's ops that stay cheap to query while ops
+/// move. Operation::isBeforeInBlock recomputes the whole block's order after
+/// most moves, which makes a pass that moves and compares in a loop
+/// quadratic; this keeps a position per op and gives a moved op the middle
+/// of its new neighbours' positions (renumbering only when a gap runs out).
+class PositionIndex {
+public:
+  explicit PositionIndex(Block &block);
+  /// Position of `op` (an op of the block).
+  double of(Operation *op) const { return positions.lookup(op); }
+  bool isBefore(Operation *a, Operation *b) const { return of(a) < of(b); }
+  /// Records that `op` was moved or inserted; call after every move.
+  void moved(Operation *op);
+
+private:
+  void renumber();
+  Block &block;
+  llvm::DenseMap<Operation *, double> positions;
 };
 
 /// The wait that consumes a `_start` collective's future (null if none).
