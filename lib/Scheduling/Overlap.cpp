@@ -274,7 +274,11 @@ struct Window {
   double capacityUs; ///< Communication time available to hide compute.
   double usedUs;     ///< Compute already placed in the window.
   int64_t commSms;
+  bool isAllGather;
 };
+
+/// How many windows of each kind the search considers after a wgrad.
+constexpr int64_t kSearchLimit = 64;
 } // namespace
 
 /// The ops that must move with `wgrad`: the wgrad and the chain of
@@ -359,10 +363,10 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
     if (auto attr = op.getAttrOfType<IntegerAttr>(kCommSmsAttrName))
       k = attr.getInt();
     ContentionPoint c = model.contention().lookup(k);
-    windows.push_back({start, wait,
-                       options.fillLimit * timer.timeUs(start) *
-                           c.commSlowdown,
-                       0.0, k});
+    windows.push_back(
+        {start, wait, options.fillLimit * timer.timeUs(start) * c.commSlowdown,
+         0.0, k,
+         start.getCollectiveKind() == CollectiveKind::all_gather});
   }
   // Compute already in a window uses its capacity.
   auto contendedUs = [&](Operation *op, int64_t k) {
@@ -379,10 +383,24 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
          it = it->getNextNode())
       w.usedUs += contendedUs(it, w.commSms);
 
+  // Windows are in program order of their starts, which no move below
+  // changes (only compute moves). The first window starting after `op`:
+  auto firstAfter = [&](Operation *op) {
+    return llvm::partition_point(windows, [&](const Window &w) {
+      return pos.isBefore(w.start, op);
+    });
+  };
+  // The window around `op`, looking back over the windows started before it
+  // (a bounded look-back keeps this linear; windows longer than that are
+  // not considered).
   auto windowOf = [&](Operation *op) -> Window * {
-    for (Window &w : windows)
-      if (pos.isBefore(w.start, op) && pos.isBefore(op, w.wait))
-        return &w;
+    auto it = firstAfter(op);
+    for (int64_t back = 0; it != windows.begin() && back < kSearchLimit;
+         ++back) {
+      --it;
+      if (pos.isBefore(op, it->wait))
+        return &*it;
+    }
     return nullptr;
   };
 
@@ -414,14 +432,19 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
       keep(why);
       continue;
     }
-    // Later windows: all-gathers first, then any collective.
+    // Later windows: all-gathers first, then any collective; the next
+    // kSearchLimit of each kind (windows far ahead would hold the wgrad's
+    // inputs live for long anyway).
     SmallVector<Window *> candidates;
-    for (bool allGathers : {true, false})
-      for (Window &w : windows) {
-        bool isAg = w.start.getCollectiveKind() == CollectiveKind::all_gather;
-        if (isAg == allGathers && pos.isBefore(wgrad, w.start))
-          candidates.push_back(&w);
-      }
+    for (bool allGathers : {true, false}) {
+      int64_t found = 0;
+      for (auto it = firstAfter(wgrad);
+           it != windows.end() && found < kSearchLimit; ++it)
+        if (it->isAllGather == allGathers) {
+          candidates.push_back(&*it);
+          ++found;
+        }
+    }
     if (candidates.empty()) {
       keep("no collective window follows it");
       continue;

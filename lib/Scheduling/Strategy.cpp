@@ -63,6 +63,12 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   OverlapOptions quiet = options;
   quiet.emitRemarks = false;
   double best = 0;
+  func::FuncOp bestCopy;
+  auto dropBest = [&] {
+    if (bestCopy)
+      symbols.erase(bestCopy);
+    bestCopy = {};
+  };
   for (OverlapStrategy strategy :
        {OverlapStrategy::None, OverlapStrategy::Bulk,
         OverlapStrategy::Reschedule, OverlapStrategy::Pipeline,
@@ -71,16 +77,27 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     symbols.insert(copy); // renames the copy to a unique name
     applyOverlapStrategy(copy, timer, strategy, quiet);
     FailureOr<SimulationReport> report =
-        simulateFunction(copy, timer.costModel());
-    symbols.erase(copy);
-    if (failed(report))
+        simulateFunction(copy, timer.costModel(), /*spanOnly=*/true);
+    if (failed(report)) {
+      symbols.erase(copy);
+      dropBest();
       return failure();
+    }
     choice.spansUs.push_back({strategy, report->spanUs});
     // A later (more aggressive) strategy must be strictly faster to win.
     if (choice.spansUs.size() == 1 || report->spanUs < best * (1 - 1e-9)) {
       best = report->spanUs;
       choice.chosen = strategy;
+      dropBest();
+      bestCopy = copy;
+    } else {
+      symbols.erase(copy);
     }
   }
+  if (!options.emitRemarks && bestCopy) {
+    func.getBody().takeBody(bestCopy.getBody());
+    choice.applied = true;
+  }
+  dropBest();
   return choice;
 }

@@ -68,7 +68,8 @@ static std::string opLabel(Operation *op, unsigned position) {
 }
 
 FailureOr<SimulationReport>
-mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model) {
+mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
+                               bool spanOnly) {
   SimulationReport report;
   report.function = func.getSymName().str();
   if (func.isExternal())
@@ -232,6 +233,9 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model) {
   // Summing per-op times leaves rounding noise; keep the report readable.
   if (report.overlapEfficiency < 1e-9)
     report.overlapEfficiency = 0.0;
+
+  if (spanOnly)
+    return report;
 
   // Peak memory over time: a buffer lives from its producer's start to the
   // end of its last consumer; arguments and returned values for the whole

@@ -74,12 +74,20 @@ struct OverlapPass
       if (func.isExternal())
         continue;
       OverlapStrategy chosen = fixed.value_or(OverlapStrategy::None);
+      bool applied = false;
+      // The input, to prove the schedule computes the same values.
+      func::FuncOp reference = verify ? func.clone() : func::FuncOp();
+      auto dropReference = llvm::make_scope_exit([&] {
+        if (reference)
+          reference->erase();
+      });
       if (automatic) {
         FailureOr<StrategyChoice> choice =
             chooseOverlapStrategy(func, timer, options);
         if (failed(choice))
           return signalPassFailure();
         chosen = choice->chosen;
+        applied = choice->applied;
         auto remark = func.emitRemark()
                       << "strategy " << stringifyStrategy(chosen)
                       << " chosen; predicted spans:";
@@ -87,13 +95,8 @@ struct OverlapPass
           remark << " " << stringifyStrategy(candidate) << " "
                  << llvm::formatv("{0:F1}", span).str() << " us";
       }
-      // The input, to prove the schedule computes the same values.
-      func::FuncOp reference = verify ? func.clone() : func::FuncOp();
-      auto dropReference = llvm::make_scope_exit([&] {
-        if (reference)
-          reference->erase();
-      });
-      applyOverlapStrategy(func, timer, chosen, options);
+      if (!applied)
+        applyOverlapStrategy(func, timer, chosen, options);
       if (chosen != OverlapStrategy::None) {
         SmallVector<int64_t> budgets;
         for (int64_t k : {8, 16, 24, 32})

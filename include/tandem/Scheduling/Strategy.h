@@ -42,12 +42,17 @@ struct StrategyChoice {
   OverlapStrategy chosen = OverlapStrategy::None;
   /// Predicted span of every candidate, in the order tried.
   llvm::SmallVector<std::pair<OverlapStrategy, double>> spansUs;
+  /// Whether `func`'s body was replaced by the chosen candidate's (done
+  /// when remarks are off: the candidate was scheduled silently already).
+  bool applied = false;
 };
 
 /// Simulates every strategy on a copy of `func` (inserted next to it in its
 /// module, then erased) and returns the one with the shortest span; ties go
-/// to the simpler strategy. Fails if the simulator cannot run the function
-/// (its errors are emitted).
+/// to the simpler strategy. Without remarks, `func` takes the winning
+/// copy's body (`applied`); with remarks the caller applies the strategy
+/// itself so that every decision is explained. Fails if the simulator
+/// cannot run the function (its errors are emitted).
 FailureOr<StrategyChoice> chooseOverlapStrategy(func::FuncOp func,
                                                 OpTimer &timer,
                                                 const OverlapOptions &options);

@@ -54,9 +54,12 @@ FailureOr<CostModel> buildCostModel(ModuleOp module, StringRef targetOverride,
                                     StringRef calibrationPath);
 
 /// Simulates `func`. Emits errors at the offending op (no cost model for an
-/// op, unresolvable group, deadlock) and fails.
+/// op, unresolvable group, deadlock) and fails. With `spanOnly`, only the
+/// timing metrics are computed (no peak memory, no critical path): what a
+/// scheduler comparing candidates needs.
 FailureOr<SimulationReport> simulateFunction(func::FuncOp func,
-                                             const CostModel &model);
+                                             const CostModel &model,
+                                             bool spanOnly = false);
 
 void writeReportJson(ArrayRef<SimulationReport> reports, StringRef target,
                      llvm::raw_ostream &os);
