@@ -18,6 +18,8 @@
 
 #include "tandem/Scheduling/Pipeline.h"
 
+#include "tandem/Analysis/MemoryLiveness.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -42,6 +44,29 @@ static double overlapStep(double c, double g, double gReduced,
                           const ContentionPoint &cs) {
   double slowdown = gReduced * cs.gemmSlowdown / g;
   return std::max(c * cs.commSlowdown, g + std::min(c, g) * (slowdown - 1));
+}
+
+/// The peak-memory limit a rewrite must respect: the budget, or the
+/// input's peak if it is already higher; 0 when there is no budget.
+static int64_t memoryLimit(Block &block, int64_t budget) {
+  if (budget <= 0)
+    return 0;
+  return std::max(budget, computePeakMemory(block).peakBytes);
+}
+
+/// Undoes a rewrite whose new ops are the ones strictly between `before`
+/// (null = block start) and `end`, after pointing uses back at `originals`.
+static void undoRewrite(Block *block, Operation *before, Operation *end,
+                        ArrayRef<std::pair<Value, Value>> restoredUses) {
+  for (auto [from, to] : restoredUses)
+    if (from && to)
+      from.replaceAllUsesWith(to);
+  SmallVector<Operation *> created;
+  for (Operation *it = before ? before->getNextNode() : &block->front();
+       it && it != end; it = it->getNextNode())
+    created.push_back(it);
+  for (Operation *op : llvm::reverse(created))
+    op->erase();
 }
 
 static std::string fmtUs(double v) {
@@ -152,7 +177,8 @@ static SmallVector<int64_t> chunkCounts(int64_t rowsPerRank,
 }
 
 static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
-                         const PipelineOptions &options, bool &changed) {
+                         const PipelineOptions &options, bool &changed,
+                         bool &budgetBlocked) {
   changed = false;
   auto keep = [&](const Twine &why) {
     if (options.emitRemarks)
@@ -255,6 +281,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
                             "other operands exist";
       return true;
     }
+  int64_t limit = memoryLimit(*ag->getBlock(), options.memoryBudget);
+  Operation *insertedAfter = firstUser->getPrevNode();
   OpBuilder b(firstUser);
   Location loc = ag.getLoc();
   RankedTensorType shardType = ag.getInput().getType();
@@ -309,6 +337,26 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
       assembledIn = RingConcatOp::create(b, loc, ag.getType(), gathered,
                                          ag.getGroupAttr(), i64(0));
   }
+  mm.getResult().replaceAllUsesWith(assembledOut);
+  if (assembledIn)
+    ag.getResult().replaceAllUsesWith(assembledIn);
+  if (limit > 0) {
+    // The replaced ops are still in the block with unused results: they
+    // count only at their own position, so the measure errs on the safe
+    // side.
+    int64_t peak = computePeakMemory(*ag->getBlock()).peakBytes;
+    if (peak > limit) {
+      undoRewrite(ag->getBlock(), insertedAfter, firstUser,
+                  {{assembledOut, mm.getResult()},
+                   {assembledIn, ag.getResult()}});
+      if (options.emitRemarks)
+        ag->emitRemark() << "all-gather left unsplit: the pipeline would "
+                            "raise peak memory to "
+                         << peak << " bytes, over the limit of " << limit;
+      budgetBlocked = true;
+      return true;
+    }
+  }
   if (options.emitRemarks) {
     auto remark = ag->emitRemark()
                   << "all-gather -> matmul pipelined as "
@@ -317,10 +365,7 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
                           : std::to_string(size) + " P2P ring steps");
     describeCandidates(remark, candidates);
   }
-  mm.getResult().replaceAllUsesWith(assembledOut);
   mm.erase();
-  if (assembledIn)
-    ag.getResult().replaceAllUsesWith(assembledIn);
   if (ag.getResult().use_empty())
     ag.erase();
   changed = true;
@@ -328,7 +373,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
 }
 
 static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
-                             const PipelineOptions &options, bool &changed) {
+                             const PipelineOptions &options, bool &changed,
+                             bool &budgetBlocked) {
   changed = false;
   auto keep = [&](const Twine &why) {
     if (options.emitRemarks)
@@ -411,6 +457,8 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
     return;
   }
   int64_t n = choice->chunks;
+  int64_t limit = memoryLimit(*rs->getBlock(), options.memoryBudget);
+  Operation *insertedAfter = rs->getPrevNode();
   OpBuilder b(rs);
   Location loc = rs.getLoc();
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
@@ -436,12 +484,25 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
   }
   Value assembled =
       ConcatOp::create(b, loc, rs.getType(), pieces, i64(0), i64(1));
+  rs.getResult().replaceAllUsesWith(assembled);
+  if (limit > 0) {
+    int64_t peak = computePeakMemory(*rs->getBlock()).peakBytes;
+    if (peak > limit) {
+      undoRewrite(rs->getBlock(), insertedAfter, rs,
+                  {{assembled, rs.getResult()}});
+      if (options.emitRemarks)
+        rs->emitRemark() << "reduce-scatter left unsplit: the pipeline would "
+                            "raise peak memory to "
+                         << peak << " bytes, over the limit of " << limit;
+      budgetBlocked = true;
+      return;
+    }
+  }
   if (options.emitRemarks) {
     auto remark = rs->emitRemark() << "matmul -> reduce-scatter pipelined as "
                                    << n << " chunked native reduce-scatters";
     describeCandidates(remark, candidates);
   }
-  rs.getResult().replaceAllUsesWith(assembled);
   rs.erase();
   mm.erase();
   changed = true;
@@ -462,14 +523,16 @@ mlir::tandem::pipelineCollectiveMatmuls(func::FuncOp func, OpTimer &timer,
       rss.push_back(rs);
   });
   for (AllGatherOp ag : ags) {
-    bool changed = false;
-    tryAllGather(ag, timer, options, changed);
+    bool changed = false, blocked = false;
+    tryAllGather(ag, timer, options, changed, blocked);
     changed ? ++result.allGathers : ++result.kept;
+    result.budgetBlocked += blocked;
   }
   for (ReduceScatterOp rs : rss) {
-    bool changed = false;
-    tryReduceScatter(rs, timer, options, changed);
+    bool changed = false, blocked = false;
+    tryReduceScatter(rs, timer, options, changed, blocked);
     changed ? ++result.reduceScatters : ++result.kept;
+    result.budgetBlocked += blocked;
   }
   return result;
 }

@@ -36,6 +36,7 @@ void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
       strategy == OverlapStrategy::TePreset) {
     PipelineOptions pipeline;
     pipeline.transformerEnginePreset = strategy == OverlapStrategy::TePreset;
+    pipeline.memoryBudget = options.memoryBudget;
     pipeline.emitRemarks = options.emitRemarks;
     pipelineCollectiveMatmuls(func, timer, pipeline);
   }
@@ -72,7 +73,7 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   for (OverlapStrategy strategy :
        {OverlapStrategy::None, OverlapStrategy::Bulk,
         OverlapStrategy::Reschedule, OverlapStrategy::Pipeline,
-        OverlapStrategy::PipelineReschedule}) {
+        OverlapStrategy::PipelineReschedule, OverlapStrategy::TePreset}) {
     func::FuncOp copy = func.clone();
     symbols.insert(copy); // renames the copy to a unique name
     applyOverlapStrategy(copy, timer, strategy, quiet);

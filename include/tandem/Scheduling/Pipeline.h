@@ -33,11 +33,16 @@ struct PipelineOptions {
   /// reduce-scatter after the proj/fc2 fprop GEMMs, nothing else split.
   /// Layers are recognised by the matmul's `layer` tag suffix.
   bool transformerEnginePreset = false;
+  /// Peak-memory limit in bytes (0 = none): a pipeline that would raise the
+  /// program-order peak above it (or above the input's peak, if that is
+  /// already higher) is undone.
+  int64_t memoryBudget = 0;
   bool emitRemarks = true;
 };
 
 struct PipelineResult {
   unsigned allGathers = 0, reduceScatters = 0, kept = 0;
+  unsigned budgetBlocked = 0;
 };
 
 /// Rewrites the blocking AG->matmul and matmul->RS pairs of `func`.

@@ -211,10 +211,10 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
       fprop and proj/fc2 dgrad, a 4-chunk pipelined reduce-scatter after
       proj/fc2 fprop, bulk overlap for the rest (qkv/fc1 dgrad and wgrad
       under their collectives); layers are found by their `layer` tags;
-    * `auto`: simulates `none`, `bulk`, `reschedule`, `pipeline` and
-      `pipeline+reschedule` on copies of each function and keeps the one
-      with the shortest predicted span, so the result is never predicted
-      slower than the input; a remark lists the predicted span of every
+    * `auto`: simulates every other strategy (te-preset included) on copies
+      of each function and keeps the one with the shortest predicted span,
+      so the result is never predicted slower than the input nor than the
+      TransformerEngine preset; a remark lists the predicted span of every
       candidate. Inside the chosen strategy, each collective, pipeline and
       wgrad is decided by the cost model and the topology.
 

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Benchmark: simulated span of each --tandem-overlap strategy on generated steps.
+
+For gpt3-175b and llama3-70b, TP 2/4/8, sequence 2048/4096/8192 and the
+switch and full-mesh topologies (h200 target), generates a 2-layer,
+1-micro-batch step with
+  tandem-gen --model M --layers 2 --tp T --seq S --target h200 \
+      --topology X --print-locations
+(the locations make the simulator name every task after tandem-gen's
+names, e.g. l1.fc2.grad_ag.mb0) and runs
+  tandem-opt step.mlir --tandem-overlap=strategy=S \
+      --tandem-simulate="report=r.json trace=t.json" -o /dev/null
+for S in none, bulk, reschedule, pipeline, pipeline+reschedule, te-preset
+and auto. A strategy that tandem-opt refuses as not implemented is reported
+as "missing (not implemented)", any other error as "error".
+
+Two Markdown tables come out. The first gives every strategy's span, the
+bound max(compute, comm) and auto's span/bound. The second gives, for
+auto: exposed communication and overlap efficiency; the share of the
+backward pass's communication that is hidden (see backward_hidden), also
+for none and te-preset; auto's span against te-preset's; and peak memory
+(simulated and program-order) of none and auto.
+
+Then it times the whole --tandem-overlap pipeline (strategies reschedule
+and auto) on a 96-layer, 8-micro-batch gpt3-175b step (TP 8, seq 2048,
+h200, switch): the median of REPEAT runs of the command's wall time, its
+CPU time and -mlir-timing's pass time. --scaling adds 12, 24 and 48 layers
+and strategy bulk, to show how the pass time grows with the step.
+
+lit never runs this file (test/lit.cfg.py excludes benchmarks/). All
+numbers are simulator predictions, not GPU measurements.
+
+usage: overlap-strategies.py [--build build] [--jobs 2] [--repeat 3]
+                             [--quick] [--skip-timing] [--scaling]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import tempfile
+import time
+
+STRATEGIES = ["none", "bulk", "reschedule", "pipeline", "pipeline+reschedule",
+              "te-preset", "auto"]
+SHORT = {"pipeline+reschedule": "pipe+resch"}
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+
+
+def is_backward_collective(name):
+    """tandem-gen names forward collectives <l>.<part>.ag/rs.mb<m>, backward
+    ones grad_ag, wgrad_ag, grad_rs (and <l>.<part>.wgrad_ar for DP). Chunks
+    of a pipelined collective keep the name of the collective they split
+    (the simulator names a task after the first NameLoc of its location)."""
+    base = name.split(".mb")[0]
+    return "grad_" in base or base.endswith(".wgrad_ar")
+
+
+def backward_hidden(trace_path):
+    """Exposed communication of the backward pass, from the Chrome trace.
+
+    Walks the compute stream (tid 0) in start order as the simulator's
+    exposed_comm_us does: a gap before a wait is exposed time of the
+    collective it waits for (a wait carries its collective's name), and a
+    collective on the compute stream (blocking) is exposed for its whole
+    duration. Returns (exposed total, exposed backward, backward
+    communication alone, hidden share of the backward communication)."""
+    with open(trace_path) as fh:
+        events = json.load(fh)["traceEvents"]
+    slices = [e for e in events if e.get("ph") == "X" and e.get("pid") == 0]
+    comm_bwd = sum(e["args"]["alone_us"] for e in slices
+                   if e["cat"] == "collective" and
+                   is_backward_collective(e["name"]))
+    stream0 = sorted((e for e in slices if e["tid"] == 0),
+                     key=lambda e: e["ts"])  # stable: program order on ties
+    prev_end, exp_all, exp_bwd = 0.0, 0.0, 0.0
+    for e in stream0:
+        exposed = 0.0
+        if e["ts"] - prev_end > 1e-9 and e["cat"] == "wait":
+            exposed += e["ts"] - prev_end
+        if e["cat"] == "collective":
+            exposed += e["dur"]
+        exp_all += exposed
+        if is_backward_collective(e["name"]):
+            exp_bwd += exposed
+        prev_end = max(prev_end, e["ts"] + e["dur"])
+    hidden = 1.0 - exp_bwd / comm_bwd if comm_bwd > 0 else 1.0
+    return exp_all, exp_bwd, comm_bwd, max(0.0, min(1.0, hidden))
+
+
+def run_case(gen, opt, model, tp, seq, topo, tmp):
+    tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
+    step = os.path.join(tmp, tag + ".mlir")
+    g = run([gen, "--model", model, "--layers", "2", "--tp", str(tp),
+             "--seq", str(seq), "--target", "h200", "--topology", topo,
+             "--print-locations", "-o", step])
+    if g.returncode != 0:
+        return dict(tag=tag, error="tandem-gen: " + g.stderr.strip())
+    res = dict(tag=tag, model=model, tp=tp, seq=seq, topo=topo, reports={},
+               status={}, bwd={})
+    for strat in STRATEGIES:
+        rep = os.path.join(tmp, "%s.%s.json" % (tag, strat))
+        trace = os.path.join(tmp, "%s.%s.trace.json" % (tag, strat))
+        r = run([opt, step, "--tandem-overlap=strategy=%s" % strat,
+                 "--tandem-simulate=report=%s trace=%s" % (rep, trace),
+                 "-o", os.devnull, "--mlir-print-op-on-diagnostic=false"])
+        if r.returncode != 0:
+            errs = [l for l in r.stderr.splitlines() if "error" in l]
+            msg = errs[0] if errs else "exit %d" % r.returncode
+            res["status"][strat] = ("missing (not implemented)"
+                                    if "not implemented" in msg else
+                                    "error: " + msg.split("error: ")[-1])
+            continue
+        with open(rep) as fh:
+            res["reports"][strat] = json.load(fh)
+        res["status"][strat] = "ok"
+        res["bwd"][strat] = backward_hidden(trace)
+        m = re.search(r"strategy (\S+) chosen", r.stderr)
+        if strat == "auto" and m:
+            res["auto_choice"] = m.group(1)
+    return res
+
+
+def timed(cmd, repeat):
+    """Medians of wall time, CPU time (user + system) and -mlir-timing."""
+    walls, cpus, timers = [], [], {}
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        r = subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime +
+                    after.ru_stime - before.ru_stime)
+        for line in r.stderr.splitlines():
+            m = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s+(\S+)", line)
+            if m:
+                timers.setdefault(m.group(2), []).append(float(m.group(1)))
+    return statistics.median(walls), statistics.median(cpus), {
+        k: statistics.median(v) for k, v in timers.items()}
+
+
+def ms(us):
+    return "%.2f" % (us / 1000.0)
+
+
+def gib(b):
+    return "%.2f" % (b / 2.0 ** 30)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true",
+                    help="gpt3-175b, TP 8, seq 2048 only; 16-layer timing")
+    ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--scaling", action="store_true",
+                    help="also time 12, 24 and 48 layers, and strategy bulk")
+    args = ap.parse_args()
+    gen = os.path.join(args.build, "bin", "tandem-gen")
+    opt = os.path.join(args.build, "bin", "tandem-opt")
+
+    models = ["gpt3-175b"] if args.quick else ["gpt3-175b", "llama3-70b"]
+    tps = [8] if args.quick else [2, 4, 8]
+    seqs = [2048] if args.quick else [2048, 4096, 8192]
+    topos = ["switch", "full-mesh"]
+    cases = [(m, t, s, x) for m in models for t in tps for s in seqs
+             for x in topos]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+            results = list(ex.map(lambda c: run_case(gen, opt, *c, tmp),
+                                  cases))
+        good = [r for r in results if "error" not in r]
+        for r in results:
+            if "error" in r:
+                print("- %s: %s" % (r["tag"], r["error"]))
+        shown = [s for s in STRATEGIES
+                 if any(r["status"].get(s) == "ok" for r in good)]
+
+        print("Spans in ms, simulated: 2-layer steps (`tandem-gen --layers "
+              "2`), one micro-batch, h200. *bound*: max(compute, comm) of "
+              "the input (strategy none); pipelines add chunk GEMMs and "
+              "launches, so a pipelined output's own bound is a little "
+              "higher. `—`: the strategy failed on that case (see below).")
+        print()
+        print("| model | TP | seq | topology | %s | bound | auto / bound "
+              "|" % " | ".join(SHORT.get(s, s) + (" (chose)" if s == "auto"
+                                                  else "") for s in shown))
+        print("|---|---:|---:|---|%s---:|---:|" % ("---:|" * len(shown)))
+        for r in good:
+            cells = []
+            for s in shown:
+                rep = r["reports"].get(s)
+                c = ms(rep["span_us"]) if rep else "—"
+                if s == "auto" and rep:
+                    c += " (%s)" % r.get("auto_choice", "?")
+                cells.append(c)
+            a, n = r["reports"].get("auto"), r["reports"].get("none")
+            print("| %s | %d | %d | %s | %s | %s | %s |" % (
+                r["model"], r["tp"], r["seq"], r["topo"], " | ".join(cells),
+                ms(n["bound_us"]) if n else "—",
+                "%.3f" % (a["span_us"] / n["bound_us"]) if a and n else "—"))
+
+        print()
+        print("Auto in detail. *bwd hidden*: share of the backward pass's "
+              "communication time (collectives after `loss_grad`: gradient "
+              "all-gathers, re-gathers for wgrad, gradient reduce-scatters) "
+              "that does not stall the compute stream. *vs te-preset*: auto's "
+              "span relative to te-preset's. Peak memory in GiB, simulated "
+              "(`peak_memory_bytes`) and program order "
+              "(`static_peak_memory_bytes`).")
+        print()
+        print("| model | TP | seq | topology | exposed comm ms | overlap eff. "
+              "| bwd hidden: none / te-preset / auto | vs te-preset "
+              "| peak none → auto | static peak none → auto |")
+        print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+        for r in good:
+            a, n = r["reports"].get("auto"), r["reports"].get("none")
+            t = r["reports"].get("te-preset")
+            if not a or not n:
+                print("| %s | %d | %d | %s | — | — | — | — | — | — |" % (
+                    r["model"], r["tp"], r["seq"], r["topo"]))
+                continue
+            hid = lambda s: ("%.1f%%" % (100 * r["bwd"][s][3])
+                             if s in r["bwd"] else "—")
+            print("| %s | %d | %d | %s | %s | %.1f%% | %s / %s / %s | %s "
+                  "| %s → %s | %s → %s |" % (
+                      r["model"], r["tp"], r["seq"], r["topo"],
+                      ms(a["exposed_comm_us"]),
+                      100 * a["overlap_efficiency"], hid("none"),
+                      hid("te-preset"), hid("auto"),
+                      ("%+.1f%%" % (100 * (a["span_us"] / t["span_us"] - 1)))
+                      if t else "—",
+                      gib(n["peak_memory_bytes"]), gib(a["peak_memory_bytes"]),
+                      gib(n["static_peak_memory_bytes"]),
+                      gib(a["static_peak_memory_bytes"])))
+
+        print()
+        for s in STRATEGIES:
+            bad = {}
+            for r in good:
+                st = r["status"].get(s, "not run")
+                if st != "ok":
+                    bad.setdefault(st, []).append(r["tag"])
+            if bad:
+                for st, tags in sorted(bad.items()):
+                    print("- `strategy=%s`: %s in %d of %d cases (%s)" % (
+                        s, st, len(tags), len(good), ", ".join(tags[:4]) +
+                        (", ..." if len(tags) > 4 else "")))
+        dev = max((abs(r["bwd"][s][0] - r["reports"][s]["exposed_comm_us"])
+                   for r in good for s in r["bwd"]), default=0.0)
+        print("- check: the trace-derived exposed communication matches the "
+              "report's `exposed_comm_us` to %.3g us in every run" % dev)
+        slower = ["%s %s (%+.1f%%)" % (
+            r["tag"], s, 100 * (r["reports"][s]["span_us"] /
+                                r["reports"]["none"]["span_us"] - 1))
+                  for r in good for s in STRATEGIES
+                  if s in r["reports"] and "none" in r["reports"] and
+                  r["reports"][s]["span_us"] >
+                  r["reports"]["none"]["span_us"] * (1 + 1e-9)]
+        print("- slower than none: %s" % ("; ".join(slower) if slower
+                                          else "no strategy in no case"))
+        with_auto = [r for r in good if "auto" in r["bwd"]]
+        if with_auto:
+            h = sorted((r["bwd"]["auto"][3], r["tag"]) for r in with_auto)
+            print("- backward communication hidden by auto: min %.1f%% (%s), "
+                  "median %.1f%%, max %.1f%% (%s); %d of %d cases reach 97%%"
+                  % (100 * h[0][0], h[0][1],
+                     100 * statistics.median(x for x, _ in h),
+                     100 * h[-1][0], h[-1][1],
+                     sum(1 for x, _ in h if x >= 0.97), len(h)))
+        both = [r for r in good if "auto" in r["reports"] and
+                "te-preset" in r["reports"]]
+        if both:
+            worse = [r["tag"] for r in both if r["reports"]["auto"]["span_us"]
+                     > r["reports"]["te-preset"]["span_us"] * (1 + 1e-9)]
+            print("- auto slower than te-preset: %d of %d cases%s" % (
+                len(worse), len(both),
+                (" (%s)" % ", ".join(worse)) if worse else ""))
+
+        if args.skip_timing:
+            return
+        layers, mbs = (16, 8) if args.quick else (96, 8)
+        sweep = sorted({12, 24, 48, layers}) if args.scaling else [layers]
+        print()
+        print("Pipeline time: gpt3-175b, %s layers x %d micro-batches, TP 8, "
+              "seq 2048, h200 switch; median of %d runs. *tandem-overlap ms* "
+              "is -mlir-timing's time for the pass; *wall* and *cpu* (user + "
+              "system) are the whole tandem-opt command, parsing and printing "
+              "included." % ("/".join(str(n) for n in sweep), mbs,
+                             args.repeat))
+        print()
+        print("| layers | ops | command | parse ms | tandem-overlap ms "
+              "| wall s | cpu s |")
+        print("|---:|---:|---|---:|---:|---:|---:|")
+        for n in sweep:
+            big = os.path.join(tmp, "big%d.mlir" % n)
+            subprocess.run([gen, "--model", "gpt3-175b", "--layers", str(n),
+                            "--micro-batches", str(mbs), "--tp", "8",
+                            "--seq", "2048", "--target", "h200",
+                            "--topology", "switch", "-o", big], check=True)
+            with open(big) as fh:
+                ops = sum(1 for line in fh if " = tandem." in line
+                          or line.strip().startswith("tandem."))
+            base = [opt, big, "-o", os.devnull, "-mlir-timing"]
+            commands = [("parse + print only", [])]
+            if args.scaling:
+                commands.append(("strategy=bulk",
+                                 ["--tandem-overlap=strategy=bulk"]))
+            commands += [("strategy=reschedule",
+                          ["--tandem-overlap=strategy=reschedule"]),
+                         ("strategy=auto", ["--tandem-overlap=strategy=auto"])]
+            for label, extra in commands:
+                wall, cpu, timers = timed(base + extra, args.repeat)
+                print("| %d | %d | %s | %.1f | %s | %.3f | %.3f |" % (
+                    n, ops, label, 1e3 * timers.get("Parser", 0.0),
+                    ("%.1f" % (1e3 * timers["TandemOverlap"]))
+                    if "TandemOverlap" in timers else "—", wall, cpu),
+                    flush=True)
+
+
+if __name__ == "__main__":
+    main()
