@@ -4,6 +4,7 @@
 #include "tandem/Simulator/Simulate.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -63,42 +64,68 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   SymbolTable symbols(module);
   OverlapOptions quiet = options;
   quiet.emitRemarks = false;
+  RescheduleOptions reschedule;
+  reschedule.memoryBudget = options.memoryBudget;
+  reschedule.emitRemarks = false;
+
   double best = 0;
-  func::FuncOp bestCopy;
-  auto dropBest = [&] {
-    if (bestCopy)
-      symbols.erase(bestCopy);
-    bestCopy = {};
-  };
-  for (OverlapStrategy strategy :
-       {OverlapStrategy::None, OverlapStrategy::Bulk,
-        OverlapStrategy::Reschedule, OverlapStrategy::Pipeline,
-        OverlapStrategy::PipelineReschedule, OverlapStrategy::TePreset}) {
-    func::FuncOp copy = func.clone();
-    symbols.insert(copy); // renames the copy to a unique name
-    applyOverlapStrategy(copy, timer, strategy, quiet);
-    FailureOr<SimulationReport> report =
-        simulateFunction(copy, timer.costModel(), /*spanOnly=*/true);
-    if (failed(report)) {
+  func::FuncOp bestCopy; // null while the input itself is best
+  SmallVector<func::FuncOp> copies;
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (func::FuncOp copy : copies)
       symbols.erase(copy);
-      dropBest();
+  });
+  auto cloneOf = [&](func::FuncOp from) {
+    func::FuncOp copy = from.clone();
+    symbols.insert(copy); // renames the copy to a unique name
+    copies.push_back(copy);
+    return copy;
+  };
+  // Simulates one candidate; a later (more aggressive) strategy must be
+  // strictly faster to win.
+  auto evaluate = [&](func::FuncOp candidate,
+                      OverlapStrategy strategy) -> LogicalResult {
+    FailureOr<SimulationReport> report =
+        simulateFunction(candidate, timer.costModel(), /*spanOnly=*/true);
+    if (failed(report))
       return failure();
-    }
     choice.spansUs.push_back({strategy, report->spanUs});
-    // A later (more aggressive) strategy must be strictly faster to win.
     if (choice.spansUs.size() == 1 || report->spanUs < best * (1 - 1e-9)) {
       best = report->spanUs;
       choice.chosen = strategy;
-      dropBest();
-      bestCopy = copy;
-    } else {
-      symbols.erase(copy);
+      bestCopy = candidate == func ? func::FuncOp() : candidate;
     }
-  }
-  if (!options.emitRemarks && bestCopy) {
-    func.getBody().takeBody(bestCopy.getBody());
+    return success();
+  };
+
+  // Strategies that extend another one start from a copy of its result.
+  if (failed(evaluate(func, OverlapStrategy::None)))
+    return failure();
+  func::FuncOp bulk = cloneOf(func);
+  applyOverlapStrategy(bulk, timer, OverlapStrategy::Bulk, quiet);
+  if (failed(evaluate(bulk, OverlapStrategy::Bulk)))
+    return failure();
+  func::FuncOp rescheduled = cloneOf(bulk);
+  rescheduleWgrad(rescheduled, timer, reschedule);
+  if (failed(evaluate(rescheduled, OverlapStrategy::Reschedule)))
+    return failure();
+  func::FuncOp pipelined = cloneOf(func);
+  applyOverlapStrategy(pipelined, timer, OverlapStrategy::Pipeline, quiet);
+  if (failed(evaluate(pipelined, OverlapStrategy::Pipeline)))
+    return failure();
+  func::FuncOp both = cloneOf(pipelined);
+  rescheduleWgrad(both, timer, reschedule);
+  if (failed(evaluate(both, OverlapStrategy::PipelineReschedule)))
+    return failure();
+  func::FuncOp te = cloneOf(func);
+  applyOverlapStrategy(te, timer, OverlapStrategy::TePreset, quiet);
+  if (failed(evaluate(te, OverlapStrategy::TePreset)))
+    return failure();
+
+  if (!options.emitRemarks) {
+    if (bestCopy)
+      func.getBody().takeBody(bestCopy.getBody());
     choice.applied = true;
   }
-  dropBest();
   return choice;
 }
