@@ -1,6 +1,7 @@
 //===- Strategy.cpp - Overlap strategies and the automatic choice ---------===//
 
 #include "tandem/Scheduling/Strategy.h"
+#include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Simulator/Simulate.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -47,13 +48,32 @@ void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
   bulk.memoryBudget = options.memoryBudget;
   bulk.emitRemarks = options.emitRemarks;
   bulkOverlap(func, timer, bulk);
-  if (strategy != OverlapStrategy::Reschedule &&
-      strategy != OverlapStrategy::PipelineReschedule)
+  if (strategy == OverlapStrategy::Reschedule ||
+      strategy == OverlapStrategy::PipelineReschedule) {
+    RescheduleOptions reschedule;
+    reschedule.memoryBudget = options.memoryBudget;
+    reschedule.emitRemarks = options.emitRemarks;
+    rescheduleWgrad(func, timer, reschedule);
+  }
+  assignCtaBudgets(func, timer, options);
+}
+
+void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
+                                    const OverlapOptions &options) {
+  const GpuSpec &gpu = timer.costModel().gpu();
+  SmallVector<int64_t> budgets;
+  for (int64_t k : {8, 16, 24, 32})
+    if (k < gpu.smCount)
+      budgets.push_back(k);
+  FailureOr<SmallVector<WindowDecision>> decisions =
+      assignSmTargets(func, timer.costModel(), budgets);
+  // The strategy's ops are all priceable (the simulator checks the same);
+  // a failure here has already been reported at the op.
+  if (failed(decisions))
     return;
-  RescheduleOptions reschedule;
-  reschedule.memoryBudget = options.memoryBudget;
-  reschedule.emitRemarks = options.emitRemarks;
-  rescheduleWgrad(func, timer, reschedule);
+  applySmTargets(*decisions);
+  if (options.emitRemarks)
+    emitSmTargetRemarks(*decisions, gpu);
 }
 
 FailureOr<StrategyChoice>
@@ -101,20 +121,36 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   // Strategies that extend another one start from a copy of its result.
   if (failed(evaluate(func, OverlapStrategy::None)))
     return failure();
+  // CTA budgets come last in every strategy: each candidate gets them after
+  // the copy for the next candidate is taken.
   func::FuncOp bulk = cloneOf(func);
-  applyOverlapStrategy(bulk, timer, OverlapStrategy::Bulk, quiet);
+  convertToAsyncCollectives(bulk);
+  BulkOverlapOptions bulkOptions;
+  bulkOptions.maxInFlight = options.maxInFlight;
+  bulkOptions.memoryBudget = options.memoryBudget;
+  bulkOptions.emitRemarks = false;
+  bulkOverlap(bulk, timer, bulkOptions);
+  func::FuncOp rescheduled = cloneOf(bulk);
+  assignCtaBudgets(bulk, timer, quiet);
   if (failed(evaluate(bulk, OverlapStrategy::Bulk)))
     return failure();
-  func::FuncOp rescheduled = cloneOf(bulk);
   rescheduleWgrad(rescheduled, timer, reschedule);
+  assignCtaBudgets(rescheduled, timer, quiet);
   if (failed(evaluate(rescheduled, OverlapStrategy::Reschedule)))
     return failure();
   func::FuncOp pipelined = cloneOf(func);
-  applyOverlapStrategy(pipelined, timer, OverlapStrategy::Pipeline, quiet);
+  PipelineOptions pipelineOptions;
+  pipelineOptions.memoryBudget = options.memoryBudget;
+  pipelineOptions.emitRemarks = false;
+  pipelineCollectiveMatmuls(pipelined, timer, pipelineOptions);
+  convertToAsyncCollectives(pipelined);
+  bulkOverlap(pipelined, timer, bulkOptions);
+  func::FuncOp both = cloneOf(pipelined);
+  assignCtaBudgets(pipelined, timer, quiet);
   if (failed(evaluate(pipelined, OverlapStrategy::Pipeline)))
     return failure();
-  func::FuncOp both = cloneOf(pipelined);
   rescheduleWgrad(both, timer, reschedule);
+  assignCtaBudgets(both, timer, quiet);
   if (failed(evaluate(both, OverlapStrategy::PipelineReschedule)))
     return failure();
   func::FuncOp te = cloneOf(func);

@@ -6,7 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Scheduling/Strategy.h"
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Scheduling/VerifySchedule.h"
@@ -97,19 +96,6 @@ struct OverlapPass
       }
       if (!applied)
         applyOverlapStrategy(func, timer, chosen, options);
-      if (chosen != OverlapStrategy::None) {
-        SmallVector<int64_t> budgets;
-        for (int64_t k : {8, 16, 24, 32})
-          if (k < model->gpu().smCount)
-            budgets.push_back(k);
-        FailureOr<SmallVector<WindowDecision>> decisions =
-            assignSmTargets(func, *model, budgets);
-        if (failed(decisions))
-          return signalPassFailure();
-        applySmTargets(*decisions);
-        if (remarks)
-          emitSmTargetRemarks(*decisions, model->gpu());
-      }
       FailureOr<StreamAssignment> streams = assignStreams(func);
       if (failed(streams))
         return signalPassFailure();

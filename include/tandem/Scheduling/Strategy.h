@@ -33,7 +33,13 @@ struct OverlapOptions {
   bool emitRemarks = false;
 };
 
-/// Applies one strategy to `func` in place.
+/// Chooses the CTA budget of every collective window with the cost model
+/// (tandem-assign-sm-targets' decision) and records it; the last phase of
+/// every strategy but `none`.
+void assignCtaBudgets(func::FuncOp func, OpTimer &timer,
+                      const OverlapOptions &options);
+
+/// Applies one strategy to `func` in place, CTA budgets included.
 void applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
                           OverlapStrategy strategy,
                           const OverlapOptions &options);
