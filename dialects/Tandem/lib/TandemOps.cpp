@@ -734,67 +734,45 @@ LogicalResult SliceOp::verify() {
            << result.getShape()[getDim()];
   return success();
 }
-ComputeKind SliceOp::getComputeKind() { return ComputeKind::memory; }
-double SliceOp::getFlops() { return 0.0; }
-double SliceOp::getBytesAccessed() {
-  return layoutBytes(getDim(), getResult());
-}
-Type SliceOp::getComputeElementType() {
-  return getResult().getType().getElementType();
+
+/// Checks shared by the ops that assemble N equal inputs along `dim`, each
+/// split into `interleave` groups: equal input types, and the result the
+/// inputs' concatenation.
+static LogicalResult verifyAssembly(Operation *op, ValueRange inputs,
+                                    RankedTensorType result, int64_t dim,
+                                    int64_t interleave) {
+  if (inputs.empty())
+    return op->emitOpError("needs at least one input");
+  auto first = cast<RankedTensorType>(inputs.front().getType());
+  for (Value v : inputs)
+    if (v.getType() != first)
+      return op->emitOpError("inputs must all have type ")
+             << first << ", got " << v.getType();
+  if (failed(verifySameButDim(op, first, result, dim, "inputs and result")))
+    return failure();
+  int64_t piece = first.getShape()[dim];
+  if (piece % interleave != 0)
+    return op->emitOpError("input dimension ")
+           << dim << " (" << piece << ") is not divisible by " << interleave
+           << " group(s)";
+  int64_t expected = piece * int64_t(inputs.size());
+  if (result.getShape()[dim] != expected)
+    return op->emitOpError("result dimension ")
+           << dim << " must be " << expected << ", got "
+           << result.getShape()[dim];
+  return success();
 }
 
 LogicalResult ConcatOp::verify() {
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  auto first = cast<RankedTensorType>(getInputs().front().getType());
-  for (Value v : getInputs())
-    if (v.getType() != first)
-      return emitOpError("inputs must all have type ")
-             << first << ", got " << v.getType();
-  RankedTensorType result = getResult().getType();
-  if (failed(verifySameButDim(*this, first, result, getDim(),
-                              "inputs and result")))
-    return failure();
-  int64_t piece = first.getShape()[getDim()];
-  if (piece % int64_t(getInterleave()) != 0)
-    return emitOpError("input dimension ")
-           << getDim() << " (" << piece << ") is not divisible by "
-           << getInterleave() << " group(s)";
-  int64_t expected = piece * int64_t(getInputs().size());
-  if (result.getShape()[getDim()] != expected)
-    return emitOpError("result dimension ")
-           << getDim() << " must be " << expected << ", got "
-           << result.getShape()[getDim()];
-  return success();
-}
-ComputeKind ConcatOp::getComputeKind() { return ComputeKind::memory; }
-double ConcatOp::getFlops() { return 0.0; }
-double ConcatOp::getBytesAccessed() {
-  return layoutBytes(getDim(), getResult());
-}
-Type ConcatOp::getComputeElementType() {
-  return getResult().getType().getElementType();
+  return verifyAssembly(*this, getInputs(), getResult().getType(), getDim(),
+                        getInterleave());
 }
 
 LogicalResult RingConcatOp::verify() {
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  auto first = cast<RankedTensorType>(getInputs().front().getType());
-  for (Value v : getInputs())
-    if (v.getType() != first)
-      return emitOpError("inputs must all have type ")
-             << first << ", got " << v.getType();
-  RankedTensorType result = getResult().getType();
-  if (failed(verifySameButDim(*this, first, result, getDim(),
-                              "inputs and result")))
-    return failure();
-  int64_t expected = first.getShape()[getDim()] * int64_t(getInputs().size());
-  if (result.getShape()[getDim()] != expected)
-    return emitOpError("result dimension ")
-           << getDim() << " must be " << expected << ", got "
-           << result.getShape()[getDim()];
-  return success();
+  return verifyAssembly(*this, getInputs(), getResult().getType(), getDim(),
+                        /*interleave=*/1);
 }
+
 LogicalResult
 RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
   GroupOp group;
@@ -806,11 +784,16 @@ RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
            << getInputs().size();
   return success();
 }
-ComputeKind RingConcatOp::getComputeKind() { return ComputeKind::memory; }
-double RingConcatOp::getFlops() { return 0.0; }
-double RingConcatOp::getBytesAccessed() {
-  return layoutBytes(getDim(), getResult());
-}
-Type RingConcatOp::getComputeElementType() {
-  return getResult().getType().getElementType();
-}
+
+// Layout ops compute nothing; along dimension 0 they move nothing either.
+#define TANDEM_LAYOUT_OP_COSTS(OP)                                             \
+  ComputeKind OP::getComputeKind() { return ComputeKind::memory; }             \
+  double OP::getFlops() { return 0.0; }                                        \
+  double OP::getBytesAccessed() { return layoutBytes(getDim(), getResult()); } \
+  Type OP::getComputeElementType() {                                           \
+    return getResult().getType().getElementType();                            \
+  }
+TANDEM_LAYOUT_OP_COSTS(SliceOp)
+TANDEM_LAYOUT_OP_COSTS(ConcatOp)
+TANDEM_LAYOUT_OP_COSTS(RingConcatOp)
+#undef TANDEM_LAYOUT_OP_COSTS
