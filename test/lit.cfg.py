@@ -14,8 +14,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tandem_obj_root, "test")
 # Unit/ is a suite of its own (GoogleTest format, found through its site
 # config in the build tree); benchmarks/ holds scripts that
-# are run by hand, never as tests.
-config.excludes = ["benchmarks", "lit.cfg.py", "CMakeLists.txt"]
+# are run by hand, never as tests; Inputs/ holds files tests read.
+config.excludes = ["Inputs", "benchmarks", "lit.cfg.py", "CMakeLists.txt"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tandem_src", config.tandem_src_root))

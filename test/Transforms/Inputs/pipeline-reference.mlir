@@ -1,4 +1,3 @@
-// RUN: tandem-opt %s --tandem-verify-schedule=reference=%s -o /dev/null
 // The unsplit reference of tandem-verify-schedule-pipeline.mlir.
 module attributes {tandem.target = #tandem.target<"h200">} {
   tandem.group @tp size(2) switch links(18 x 25.0 GBps, 2.0 us)
