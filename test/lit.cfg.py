@@ -28,7 +28,8 @@ tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
 llvm_config.with_environment("PATH", config.tandem_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["tandem-opt"], tool_dirs)
-for optional_tool in ["tandem-gen", "tandem-device-info"]:
+for optional_tool in ["tandem-gen", "tandem-fit", "tandem-device-info",
+                      "tandem-run", "tandem-calibrate"]:
     if os.path.exists(os.path.join(config.tandem_tools_dir, optional_tool)):
         llvm_config.add_tool_substitutions([optional_tool], tool_dirs)
         config.available_features.add(optional_tool)

@@ -10,6 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -92,6 +93,19 @@ ContentionTable ContentionTable::defaults() {
   return t;
 }
 
+ContentionTable ContentionTable::fromPoints(std::vector<ContentionPoint> points,
+                                            llvm::StringRef origin) {
+  assert(llvm::is_sorted(points,
+                         [](const ContentionPoint &a, const ContentionPoint &b) {
+                           return a.commSms < b.commSms;
+                         }) &&
+         "contention points must be sorted by comm_sms");
+  ContentionTable t;
+  t.table = std::move(points);
+  t.origin = origin.str();
+  return t;
+}
+
 ContentionPoint ContentionTable::lookup(int64_t commSms) const {
   if (table.empty())
     return ContentionPoint{commSms, 1.0, 1.0, 1.0};
@@ -116,6 +130,104 @@ ContentionPoint ContentionTable::lookup(int64_t commSms) const {
 std::optional<ContentionTable>
 ContentionTable::parse(llvm::StringRef text, llvm::StringRef origin,
                        std::string &error) {
+  std::optional<Calibration> calibration =
+      Calibration::parse(text, origin, error);
+  if (!calibration)
+    return std::nullopt;
+  return std::move(calibration->contention);
+}
+
+std::optional<ContentionTable> ContentionTable::load(llvm::StringRef path,
+                                                     std::string &error) {
+  std::optional<Calibration> calibration = Calibration::load(path, error);
+  if (!calibration)
+    return std::nullopt;
+  return std::move(calibration->contention);
+}
+
+//===----------------------------------------------------------------------===//
+// Calibration file
+//===----------------------------------------------------------------------===//
+
+/// Reads the optional "gpu" object. Unknown keys are errors: a misspelt
+/// field would otherwise silently keep the target's value.
+static bool parseGpuSection(const llvm::json::Value &value,
+                            llvm::StringRef origin, GpuCalibration &gpu,
+                            std::string &error) {
+  std::string where = (origin + ": gpu").str();
+  const llvm::json::Object *obj = value.getAsObject();
+  if (!obj) {
+    error = where + " must be an object";
+    return false;
+  }
+  static constexpr llvm::StringLiteral kKnown[] = {
+      "device",         "sm_count",           "gemm_efficiency",
+      "hbm_efficiency", "launch_overhead_us", "gemm_tile_m",
+      "gemm_tile_n",    "gemm_wave_overhead_us"};
+  // Report unknown keys in a stable (sorted) order.
+  std::vector<std::string> keys;
+  for (const auto &entry : *obj)
+    keys.push_back(entry.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys) {
+    if (llvm::is_contained(kKnown, key))
+      continue;
+    error = where + ": unknown field \"" + key + "\" (known: ";
+    llvm::raw_string_ostream os(error);
+    llvm::interleaveComma(kKnown, os);
+    os << ")";
+    return false;
+  }
+  if (const llvm::json::Value *device = obj->get("device")) {
+    std::optional<llvm::StringRef> name = device->getAsString();
+    if (!name) {
+      error = where + ": \"device\" must be a string";
+      return false;
+    }
+    gpu.device = name->str();
+  }
+  auto readInteger = [&](llvm::StringRef key,
+                         std::optional<int64_t> &field) -> bool {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v)
+      return true;
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i || *i < 1) {
+      error = where + ": \"" + key.str() + "\" must be a positive integer";
+      return false;
+    }
+    field = *i;
+    return true;
+  };
+  // `fraction`: in (0, 1]; otherwise finite and >= 0.
+  auto readNumber = [&](llvm::StringRef key, std::optional<double> &field,
+                        bool fraction) -> bool {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v)
+      return true;
+    std::optional<double> d = v->getAsNumber();
+    bool ok = d && std::isfinite(*d) &&
+              (fraction ? (*d > 0.0 && *d <= 1.0) : *d >= 0.0);
+    if (!ok) {
+      error = where + ": \"" + key.str() + "\" must be " +
+              (fraction ? "a number in (0, 1]" : "a finite number >= 0");
+      return false;
+    }
+    field = *d;
+    return true;
+  };
+  return readInteger("sm_count", gpu.smCount) &&
+         readNumber("gemm_efficiency", gpu.gemmEfficiency, true) &&
+         readNumber("hbm_efficiency", gpu.hbmEfficiency, true) &&
+         readNumber("launch_overhead_us", gpu.launchOverheadUs, false) &&
+         readInteger("gemm_tile_m", gpu.gemmTileM) &&
+         readInteger("gemm_tile_n", gpu.gemmTileN) &&
+         readNumber("gemm_wave_overhead_us", gpu.gemmWaveOverheadUs, false);
+}
+
+std::optional<Calibration> Calibration::parse(llvm::StringRef text,
+                                              llvm::StringRef origin,
+                                              std::string &error) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = (origin + ": not valid JSON: " + llvm::toString(parsed.takeError()))
@@ -137,7 +249,9 @@ ContentionTable::parse(llvm::StringRef text, llvm::StringRef origin,
     error = (origin + ": \"contention\" must be a non-empty array").str();
     return std::nullopt;
   }
-  ContentionTable t;
+  Calibration c;
+  c.origin = origin.str();
+  ContentionTable &t = c.contention;
   t.origin = origin.str();
   if (std::optional<llvm::StringRef> src = root->getString("source"))
     t.origin += " (" + src->str() + ")";
@@ -173,11 +287,14 @@ ContentionTable::parse(llvm::StringRef text, llvm::StringRef origin,
     }
     t.table.push_back(p);
   }
-  return t;
+  if (const llvm::json::Value *gpu = root->get("gpu"))
+    if (!parseGpuSection(*gpu, origin, c.gpu, error))
+      return std::nullopt;
+  return c;
 }
 
-std::optional<ContentionTable> ContentionTable::load(llvm::StringRef path,
-                                                     std::string &error) {
+std::optional<Calibration> Calibration::load(llvm::StringRef path,
+                                             std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
     error = ("cannot read calibration file '" + path +
@@ -186,6 +303,30 @@ std::optional<ContentionTable> ContentionTable::load(llvm::StringRef path,
     return std::nullopt;
   }
   return parse((*buffer)->getBuffer(), path, error);
+}
+
+bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
+  if (gpu.smCount && *gpu.smCount != spec.smCount) {
+    error = (llvm::Twine(origin) + ": gpu: \"sm_count\" is " +
+             llvm::Twine(*gpu.smCount) + " (the measured device) but target '" +
+             spec.name + "' has " + llvm::Twine(spec.smCount) +
+             " SMs: the calibration does not describe this target")
+                .str();
+    return false;
+  }
+  if (gpu.gemmEfficiency)
+    spec.gemmEfficiency = *gpu.gemmEfficiency;
+  if (gpu.hbmEfficiency)
+    spec.hbmEfficiency = *gpu.hbmEfficiency;
+  if (gpu.launchOverheadUs)
+    spec.launchOverheadUs = *gpu.launchOverheadUs;
+  if (gpu.gemmTileM)
+    spec.gemmTileM = *gpu.gemmTileM;
+  if (gpu.gemmTileN)
+    spec.gemmTileN = *gpu.gemmTileN;
+  if (gpu.gemmWaveOverheadUs)
+    spec.gemmWaveOverheadUs = *gpu.gemmWaveOverheadUs;
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -211,6 +352,10 @@ llvm::StringRef mlir::tandem::stringifyAlgorithm(CollectiveAlgorithm a) {
 CostModel::CostModel(GpuSpec gpu, ContentionTable contention, CommParams comm)
     : spec(std::move(gpu)), table(std::move(contention)), commParams(comm) {}
 
+double CostModel::hbmTimeUs(double bytes) const {
+  return bytes / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
+}
+
 ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
                                 double bytesAccessed, int64_t sms) const {
   ComputeEstimate e;
@@ -233,9 +378,9 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   }
   e.tiles = tilesFor(tileM, tileN);
   e.waves = ceilDiv(e.tiles, e.sms);
-  e.tileUs = 2.0 * tileM * tileN * shape.k / perSmFlopsPerUs;
-  e.floorUs =
-      bytesAccessed / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
+  e.tileUs = 2.0 * tileM * tileN * shape.k / perSmFlopsPerUs +
+             spec.gemmWaveOverheadUs;
+  e.floorUs = hbmTimeUs(bytesAccessed);
   double computeUs = e.waves * e.tileUs;
   e.memoryBound = e.floorUs > computeUs;
   e.timeUs = std::max(computeUs, e.floorUs) + spec.launchOverheadUs;
@@ -268,7 +413,7 @@ CostModel::compute(ComputeOpInterface op, std::string &error,
 
   ComputeEstimate e;
   e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
-  e.floorUs = bytes / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
+  e.floorUs = hbmTimeUs(bytes);
   double computeUs = 0.0;
   switch (kind) {
   case ComputeKind::attention:

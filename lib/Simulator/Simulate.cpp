@@ -36,16 +36,19 @@ FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
              << "' attribute: add one (e.g. {tandem.target = "
                 "#tandem.target<\"h200\">}) or pass a target preset";
   }
+  GpuSpec gpu = GpuSpec::fromAttr(target);
   ContentionTable table = ContentionTable::defaults();
   if (!calibrationPath.empty()) {
+    // The file replaces the contention table and the target fields it
+    // measured (docs/cost-model.md, "Calibration file").
     std::string error;
-    std::optional<ContentionTable> loaded =
-        ContentionTable::load(calibrationPath, error);
-    if (!loaded)
+    std::optional<Calibration> loaded =
+        Calibration::load(calibrationPath, error);
+    if (!loaded || !loaded->applyTo(gpu, error))
       return module.emitError() << error;
-    table = std::move(*loaded);
+    table = std::move(loaded->contention);
   }
-  return CostModel(GpuSpec::fromAttr(target), std::move(table));
+  return CostModel(std::move(gpu), std::move(table));
 }
 
 /// Integer value of a discardable attribute, if present.

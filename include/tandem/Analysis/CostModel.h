@@ -9,7 +9,10 @@
 //  - collectives: alpha-beta per algorithm (ring, tree, direct, P2P) and
 //    topology, with the links one step can use and the CTA budget;
 //  - contention: slowdown of each side when a kernel overlaps a collective,
-//    from a table that a calibration file can replace.
+//    from a table that a calibration file can replace;
+//  - calibration: a file written by tools/tandem-fit from tandem-calibrate's
+//    measurements, replacing the contention table and the target fields it
+//    measured.
 // docs/cost-model.md documents every formula and the source of each constant.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +42,10 @@ struct GpuSpec {
   int64_t collectiveSms = 0;
   int64_t gemmTileM = 128, gemmTileN = 256;
   double launchOverheadUs = 0;
+  /// Fixed time each GEMM wave costs on top of its FLOPs (prologue and
+  /// epilogue of a tile). Not a target field: 0 unless a calibration file
+  /// sets it (docs/cost-model.md, "Calibration file").
+  double gemmWaveOverheadUs = 0;
 
   static GpuSpec fromAttr(TargetAttr attr);
   /// Dense peak FLOP/s for operands of `elementType`; 0 if unsupported.
@@ -71,17 +78,24 @@ struct ContentionPoint {
 };
 
 class ContentionTable {
+  friend struct Calibration;
+
 public:
   /// The built-in table: GEMM and collective columns measured on an H200
   /// (shared/data/h200-probe.md); the memory column assumed.
   static ContentionTable defaults();
-  /// Reads a calibration file (JSON, docs/cost-model.md gives the format).
-  /// On failure returns std::nullopt and sets `error`.
+  /// Reads a calibration file (JSON, docs/cost-model.md gives the format)
+  /// and returns its contention table; the whole file is validated, as by
+  /// Calibration::load. On failure returns std::nullopt and sets `error`.
   static std::optional<ContentionTable> load(llvm::StringRef path,
                                              std::string &error);
   /// Parses calibration JSON text; `origin` names it in errors.
   static std::optional<ContentionTable>
   parse(llvm::StringRef json, llvm::StringRef origin, std::string &error);
+  /// A table from `points`, which must be sorted by strictly increasing
+  /// `commSms` with factors >= 1 (what a calibration file may hold).
+  static ContentionTable fromPoints(std::vector<ContentionPoint> points,
+                                    llvm::StringRef origin);
 
   /// Linear interpolation in `commSms`, clamped to the table's ends.
   ContentionPoint lookup(int64_t commSms) const;
@@ -91,6 +105,38 @@ public:
 private:
   std::vector<ContentionPoint> table;
   std::string origin;
+};
+
+/// Target fields a calibration measured (the file's optional "gpu" object).
+/// Each set field replaces the target's value; unset fields keep it.
+struct GpuCalibration {
+  std::string device;             ///< What was measured (informational).
+  std::optional<int64_t> smCount; ///< SMs of that device: must match.
+  std::optional<double> gemmEfficiency;
+  std::optional<double> hbmEfficiency;
+  std::optional<double> launchOverheadUs;
+  std::optional<int64_t> gemmTileM, gemmTileN;
+  std::optional<double> gemmWaveOverheadUs;
+};
+
+/// A calibration file: the contention table and the measured target fields.
+struct Calibration {
+  ContentionTable contention;
+  GpuCalibration gpu;
+  std::string origin; ///< The file (or text) it was read from.
+
+  /// Reads and validates a calibration file. On failure returns
+  /// std::nullopt and sets `error`, naming the file and the field.
+  static std::optional<Calibration> load(llvm::StringRef path,
+                                         std::string &error);
+  /// Parses calibration JSON text; `origin` names it in errors.
+  static std::optional<Calibration>
+  parse(llvm::StringRef json, llvm::StringRef origin, std::string &error);
+
+  /// Replaces the fields of `spec` that the calibration measured. Fails,
+  /// setting `error`, when the calibration was measured on a device with a
+  /// different SM count than `spec`'s target.
+  bool applyTo(GpuSpec &spec, std::string &error) const;
 };
 
 enum class CollectiveAlgorithm { Ring, Tree, Direct, PeerToPeer, Hierarchical };
@@ -135,6 +181,9 @@ public:
   /// GEMM time on `sms` SMs (0 = all).
   ComputeEstimate gemm(const GemmShape &shape, Type elementType,
                        double bytesAccessed, int64_t sms = 0) const;
+  /// Time to stream `bytes` through HBM at the target's effective bandwidth
+  /// (the memory roofline of every compute op), without launch overhead.
+  double hbmTimeUs(double bytes) const;
   /// Time of a compute op on `sms` SMs (0 = all). Fails (with a reason in
   /// `error`) for element types the target has no peak for.
   std::optional<ComputeEstimate> compute(ComputeOpInterface op,

@@ -47,9 +47,10 @@ struct SimulationReport {
 };
 
 /// Builds the cost model for `module`: its `tandem.target` attribute, or the
-/// preset `targetOverride` if not empty; the contention table from
-/// `calibrationPath` if not empty. Emits an error on `module` and fails when
-/// neither gives a target or the calibration file is bad.
+/// preset `targetOverride` if not empty; with `calibrationPath` not empty,
+/// the file's contention table and the target fields its "gpu" section
+/// measured. Emits an error on `module` and fails when neither gives a
+/// target or the calibration file is bad or describes another GPU.
 FailureOr<CostModel> buildCostModel(ModuleOp module, StringRef targetOverride,
                                     StringRef calibrationPath);
 

@@ -363,4 +363,55 @@ def TandemAssignSmTargets
   let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
 
+def TandemExportPlan : Pass<"tandem-export-plan", "::mlir::ModuleOp"> {
+  let summary = "Lower a scheduled function to a runtime execution plan file";
+  let description = [{
+    Converts one function into the runtime's plan (docs/runtime.md) and
+    writes it as JSON to `file`; `tandem-run` executes it.
+
+    Contract:
+    * The module has exactly one function with a body, or `function` names
+      one; otherwise an error.
+    * Streams and events are the function's own (`tandem.stream`,
+      `tandem.record_event`, `tandem.wait_events`, as `tandem-assign-streams`
+      writes them). A function without any of them gets the defaults of
+      `tandem-assign-streams` without being changed, so that an unscheduled
+      function lowers to its serial reference: one stream, every collective
+      blocking.
+    * Every value becomes a buffer: function arguments are plan inputs, a
+      `tandem.slice` along dimension 0 without interleave is a view (no
+      step), a `tandem.wait`'s result is its `_start`'s buffer and the wait a
+      synchronisation-only step. The static memory plan places every other
+      buffer in one arena, sharing bytes only between buffers whose accesses
+      the schedule orders (happens-before over streams and events).
+    * What the runtime cannot execute is an error at the op: element types
+      other than bf16, f16 and f32, dynamic or rank-0 tensors, collectives
+      along a dimension other than 0, all_to_all with split or concat other
+      than 0, ops other than tandem compute ops, collectives and waits.
+    * With `simulate` (default), the simulator's prediction for every step
+      and for the whole function is stored in the plan, computed on the
+      module's target (or `target`) and `calibration` file.
+    * The IR is not changed. A remark on the function summarises the plan:
+      steps, streams, events, buffers and arena size against the sum of all
+      temporaries.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "\"\"",
+           "Path of the plan file to write (required)">,
+    Option<"functionName", "function", "std::string", "\"\"",
+           "Function to lower (default: the only one with a body)">,
+    Option<"simulate", "simulate", "bool", "true",
+           "Store the simulator's prediction in the plan">,
+    Option<"targetPreset", "target", "std::string", "\"\"",
+           "Target preset for the prediction (default: the module's)">,
+    Option<"calibrationPath", "calibration", "std::string", "\"\"",
+           "Calibration file for the prediction's cost model">
+  ];
+  let statistics = [
+    Statistic<"numSteps", "steps", "Steps in the exported plan">,
+    Statistic<"arenaBytes", "arena-bytes", "Bytes of the plan's arena">
+  ];
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
+}
+
 #endif // TANDEM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,125 @@
+//===- Executor.h - Run a plan on one GPU with CUDA/NCCL/cuBLASLt -*- C++ -*-===//
+//
+// Executes one rank's plan: allocates the inputs, the arena and per-stream
+// scratch, creates the plan's streams (with their priorities) and events,
+// and enqueues every step in plan order on its stream, waiting for and
+// recording the plan's events around it. Compute steps go to Kernels.h;
+// collectives to NCCL, or, in the single-GPU stand-in mode, to device copies
+// of the same byte volume (docs/runtime.md: never real communication).
+//
+// The header exposes no CUDA or NCCL types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_EXECUTOR_H
+#define TANDEM_RUNTIME_EXECUTOR_H
+
+#include "tandem/runtime/Plan.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tandem {
+namespace runtime {
+
+enum class CollectiveMode {
+  /// Real NCCL collectives; every group must span all ranks of the run.
+  Nccl,
+  /// One rank's program on one GPU; each collective becomes a device copy
+  /// of the same byte volume on its stream (Kernels.h).
+  Standin,
+};
+
+/// A communicator to create: one per (group, CTA budget) the plan uses.
+struct CommunicatorKey {
+  int64_t group = 0;
+  int64_t ctas = 0; ///< 0 = NCCL's default.
+  bool operator<(const CommunicatorKey &o) const {
+    return group != o.group ? group < o.group : ctas < o.ctas;
+  }
+  bool operator==(const CommunicatorKey &o) const {
+    return group == o.group && ctas == o.ctas;
+  }
+};
+/// The communicators a plan needs, in a fixed order every rank agrees on.
+std::vector<CommunicatorKey> communicatorKeys(const Plan &plan);
+
+/// Size of NCCL's unique id (ncclUniqueId), for bootstraps that move it.
+constexpr int kCommIdBytes = 128;
+/// ncclGetUniqueId for one communicator, as raw bytes.
+bool newCommunicatorId(std::string &id, std::string &error);
+
+struct ExecutorOptions {
+  int device = 0;
+  CollectiveMode mode = CollectiveMode::Nccl;
+  /// This process's rank and the number of ranks (Nccl mode); in stand-in
+  /// mode the rank whose program runs (placement of ring_concat, blocks).
+  int rank = 0;
+  int worldSize = 1;
+  /// Nccl mode: one id (kCommIdBytes bytes) per communicatorKeys() entry,
+  /// identical on every rank.
+  std::vector<std::string> communicatorIds;
+  /// Record CUDA events around every step (per-op timing for the trace).
+  bool timeSteps = false;
+  /// Synchronise after every step so that an execution error names its op.
+  bool syncEachStep = false;
+  /// Capture the step in a CUDA graph and replay it.
+  bool cudaGraph = false;
+  /// A step that has not finished after this many seconds aborts the
+  /// communicators and fails.
+  double timeoutSeconds = 300;
+  /// cuBLASLt workspace per stream.
+  int64_t workspaceBytes = 64ll << 20;
+};
+
+struct StepTiming {
+  double startUs = 0, endUs = 0; ///< From the step's start.
+};
+
+struct RunResult {
+  double stepUs = 0;
+  /// Per plan step, when ExecutorOptions::timeSteps is set.
+  std::vector<StepTiming> steps;
+};
+
+class Executor {
+public:
+  /// Validates the plan, sets the device, allocates memory, creates streams,
+  /// events, cuBLASLt handle and communicators. Fails with an error naming
+  /// what went wrong before anything is launched.
+  static std::unique_ptr<Executor> create(const Plan &plan,
+                                          const ExecutorOptions &options,
+                                          std::string &error);
+  ~Executor();
+
+  /// Fills every plan input deterministically: input i gets seed `seed + i`
+  /// on every rank (so all ranks of a run, and the reference and optimized
+  /// plans, see the same inputs). The arena is zeroed.
+  bool initialiseInputs(uint64_t seed, std::string &error);
+
+  /// Runs the plan once and waits for it (with the timeout).
+  bool run(RunResult &result, std::string &error);
+
+  /// Copies every plan output back to the host, as raw bytes.
+  bool readOutputs(std::vector<std::vector<uint8_t>> &outputs,
+                   std::string &error);
+
+  /// Bytes of device memory this executor allocated.
+  int64_t deviceBytes() const;
+
+  struct Impl;
+
+private:
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// Converts raw device bytes of `type` to float.
+std::vector<float> toFloat(const std::vector<uint8_t> &bytes, DType type);
+
+} // namespace runtime
+} // namespace tandem
+
+#endif // TANDEM_RUNTIME_EXECUTOR_H

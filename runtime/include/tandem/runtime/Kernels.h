@@ -1,0 +1,145 @@
+//===- Kernels.h - Compute launches the plan executor issues ----*- C++ -*-===//
+//
+// Every compute op of a plan becomes one call here: cuBLASLt matmuls, the
+// attention forward/backward built from cuBLASLt batched GEMMs and softmax
+// kernels, element-wise and norm kernels, the byte-moving kernel that stands
+// for an opaque op, deterministic input initialisation, and the device-copy
+// stand-ins for collectives of the single-GPU mode.
+//
+// Conventions shared by all functions:
+//  - tensors are dense and row-major; `rows` x `cols` is the 2-D view of a
+//    tensor whose last dimension is `cols`;
+//  - element values are loaded as float, computed in float and rounded to
+//    the output type once, so results do not depend on launch configuration;
+//    no function uses atomics or anything else whose result depends on
+//    scheduling: the same inputs give bitwise the same outputs;
+//  - everything is enqueued on `stream` and nothing synchronises; a false
+//    return means the launch itself failed and `error` names the call and the
+//    CUDA / cuBLASLt status (execution errors surface at the next sync).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_KERNELS_H
+#define TANDEM_RUNTIME_KERNELS_H
+
+#include "tandem/runtime/Plan.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace tandem {
+namespace runtime {
+
+/// Fills `count` elements with a deterministic pseudo-random sequence,
+/// uniform in [-scale, scale): element i depends only on (seed, i).
+bool launchFill(void *dst, DType type, int64_t count, uint64_t seed,
+                float scale, cudaStream_t stream, std::string &error);
+
+/// `result[rows, cols] = kind(inputs...)`, see ElementwiseKind for arity and
+/// shapes. `a`/`b` are the first/second inputs (b null for unary kinds).
+bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
+                       const void *b, DType bType, void *out, DType outType,
+                       int64_t rows, int64_t cols, cudaStream_t stream,
+                       std::string &error);
+
+/// Row-wise norm over the last dimension: `y = norm(x) * w`. Layer norm
+/// subtracts the row mean (no bias); RMS norm does not. `eps` = 1e-5.
+bool launchNorm(NormKind kind, const void *x, DType xType, const void *w,
+                DType wType, void *y, int64_t rows, int64_t cols,
+                cudaStream_t stream, std::string &error);
+
+/// Backward of launchNorm: `dx` (xType, rows x cols) and `dw` (wType, cols).
+/// `dw` is reduced over rows in a fixed order (deterministic); `scratch`
+/// must hold normGradScratchBytes(rows, cols) bytes.
+int64_t normGradScratchBytes(int64_t rows, int64_t cols);
+bool launchNormGrad(NormKind kind, const void *dy, const void *x,
+                    DType xType, const void *w, DType wType, void *dx,
+                    void *dw, int64_t rows, int64_t cols, void *scratch,
+                    cudaStream_t stream, std::string &error);
+
+/// One cuBLASLt context per stream: the handle is shared, the workspace is
+/// not (two streams must never use one workspace concurrently).
+struct BlasContext {
+  cublasLtHandle_t handle = nullptr;
+  void *workspace = nullptr;
+  int64_t workspaceBytes = 0;
+};
+
+/// `C[m, n] = op(A)[m, k] * op(B)[k, n]` with fp32 accumulation, where op
+/// transposes when the flag is set (A stored k x m, B stored n x k). A and B
+/// share one type (bf16, f16 or f32); C may be any of the three.
+/// `smTarget` > 0 sets CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET. `beta` = 1
+/// accumulates into C.
+struct MatmulArgs {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  DType abType = DType::BF16;
+  DType cType = DType::BF16;
+  int smTarget = 0;
+  float alpha = 1.0f, beta = 0.0f;
+};
+bool launchMatmul(const BlasContext &blas, const MatmulArgs &args,
+                  const void *a, const void *b, void *c, cudaStream_t stream,
+                  std::string &error);
+
+/// Attention on packed qkv, as tandem.attention defines it: each row of
+/// `qkv` (seq x (heads + 2 * kvHeads) * headDim) holds the queries of all
+/// heads, then the keys of all kv heads, then the values; query head h uses
+/// kv head h / (heads / kvHeads). `out` is seq x heads * headDim. Scores are
+/// scaled by 1/sqrt(headDim); causal masks keys after the query.
+struct AttentionArgs {
+  int64_t seq = 0, heads = 0, kvHeads = 0, headDim = 0;
+  bool causal = false;
+  DType type = DType::BF16;
+  int smTarget = 0;
+};
+int64_t attentionScratchBytes(const AttentionArgs &args);
+bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
+                     const void *qkv, void *out, void *scratch,
+                     cudaStream_t stream, std::string &error);
+
+/// Gradient of launchAttention with respect to qkv, given the output
+/// gradient `dout` and the forward output `out` (both seq x heads * headDim).
+int64_t attentionGradScratchBytes(const AttentionArgs &args);
+bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
+                         const void *dout, const void *qkv, const void *out,
+                         void *dqkv, void *scratch, cudaStream_t stream,
+                         std::string &error);
+
+/// Stands for compute Tandem does not model: reads the inputs and writes
+/// every output so that `declaredBytes` bytes in total cross HBM (at least
+/// each output once). Output element j of output o is a deterministic
+/// function of input 0's bytes (zeros if there are no inputs).
+bool launchOpaque(const void *const *inputs, const int64_t *inputBytes,
+                  int numInputs, void *const *outputs,
+                  const int64_t *outputBytes, DType const *outputTypes,
+                  int numOutputs, int64_t declaredBytes, cudaStream_t stream,
+                  std::string &error);
+
+/// Single-GPU stand-in for a collective of a `groupSize`-rank group, as if
+/// every rank held this rank's data (docs/runtime.md). Writes what the
+/// collective would produce under that assumption:
+///  - AllGather: `out` = groupSize copies of `in` (dim 0);
+///  - ReduceScatter: `out` = groupSize * block `rank` of `in` (dim 0, sum);
+///    max/min: block `rank`; avg: block `rank`;
+///  - AllReduce: `out` = groupSize * `in` (sum); max/min/avg: `in`;
+///  - AllToAll: `out` = groupSize copies of block `rank` of `in`;
+///  - Permute: `out` = `in`.
+/// The kernel runs on `ctas` CTAs (the SMs the collective would hold) and,
+/// besides writing `out`, streams `trafficBytes` through `scratch` (which
+/// holds at least min(trafficBytes, scratchBytes) bytes, reused cyclically)
+/// so that the HBM traffic matches the collective's per-rank volume.
+bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
+                             const void *in, int64_t inCount, void *out,
+                             int64_t outCount, DType type, int groupSize,
+                             int rank, int ctas, int64_t trafficBytes,
+                             void *scratch, int64_t scratchBytes,
+                             cudaStream_t stream, std::string &error);
+
+} // namespace runtime
+} // namespace tandem
+
+#endif // TANDEM_RUNTIME_KERNELS_H

@@ -1,0 +1,189 @@
+//===- Plan.h - Execution plan of one scheduled training step ----*- C++ -*-===//
+//
+// The contract between the compiler and the runtime. A plan is one rank's
+// program of an SPMD step: the buffers it uses (with a static memory plan),
+// the streams, and every launch in issue order with all its parameters, plus
+// the cross-stream events that order the launches. tandem-opt writes it from
+// scheduled IR (`--tandem-export-plan`); an ML compiler can instead fill the
+// structs below and hand them to the executor without touching disk.
+//
+// This header and PlanIO/MemoryPlanner need neither CUDA nor MLIR: the plan
+// library builds everywhere and CI tests it without a GPU. docs/runtime.md
+// documents the on-disk format (JSON, `format_version` below).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_PLAN_H
+#define TANDEM_RUNTIME_PLAN_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem {
+namespace runtime {
+
+/// On-disk format version written and accepted.
+constexpr int kPlanFormatVersion = 1;
+
+enum class DType { BF16, F16, F32 };
+int64_t dtypeBytes(DType type);
+const char *dtypeName(DType type);
+std::optional<DType> parseDType(const std::string &name);
+
+/// Element-wise kinds of tandem.elementwise. For a result of rows x cols:
+/// add, mul, gelu_grad(dy, x): two inputs of the result's shape;
+/// copy, cast, gelu, silu: one input of the result's shape;
+/// swiglu(x): x is rows x 2*cols, result = silu(x[:, :cols]) * x[:, cols:];
+/// swiglu_grad(dy, x): dy is rows x cols/2, x and result rows x cols.
+enum class ElementwiseKind {
+  Add, Mul, Copy, Cast, Gelu, GeluGrad, Silu, Swiglu, SwigluGrad
+};
+const char *elementwiseKindName(ElementwiseKind kind);
+std::optional<ElementwiseKind> parseElementwiseKind(const std::string &name);
+
+enum class NormKind { Layer, Rms };
+enum class CollectiveKind { AllGather, ReduceScatter, AllReduce, AllToAll,
+                            Permute };
+enum class ReduceKind { Sum, Avg, Max, Min };
+const char *collectiveKindName(CollectiveKind kind);
+
+/// What a step does.
+enum class StepKind {
+  Matmul,
+  Attention,
+  AttentionGrad,
+  Norm,
+  NormGrad,
+  Elementwise,
+  Opaque,
+  /// Layout copies (tandem.slice / concat / ring_concat along a dimension
+  /// other than a dim-0 contiguous view).
+  Slice,
+  Concat,
+  RingConcat,
+  Collective,
+  /// No launch: only the stream's event waits and records (tandem.wait).
+  Sync,
+};
+const char *stepKindName(StepKind kind);
+std::optional<StepKind> parseStepKind(const std::string &name);
+
+/// A tensor of the step. Buffers either own storage (an arena slot, or a
+/// step input/output kept for the whole step) or are views into another
+/// buffer at a byte offset (dim-0 slices).
+struct Buffer {
+  enum class Role { Input, Temp, View };
+  std::string name;
+  DType type = DType::BF16;
+  std::vector<int64_t> shape;
+  Role role = Role::Temp;
+  /// View: the buffer viewed and the byte offset into it.
+  int64_t viewOf = -1;
+  int64_t viewOffset = 0;
+  /// Temp: byte offset in the arena, set by planMemory (-1 = unplanned).
+  int64_t arenaOffset = -1;
+
+  int64_t elements() const;
+  int64_t bytes() const { return elements() * dtypeBytes(type); }
+};
+
+/// A process group of the plan (tandem.group).
+struct Group {
+  std::string name;
+  int64_t size = 1;
+  /// "switch", "full_mesh", "ring" or "hierarchical" (informational).
+  std::string topology;
+};
+
+/// One launch. `inputs` / `outputs` are buffer indices; which parameters
+/// apply depends on `kind` (docs/runtime.md lists them per kind).
+struct Step {
+  StepKind kind = StepKind::Sync;
+  std::string name;     ///< The op name, e.g. "tandem.matmul".
+  std::string location; ///< Source location of the IR op, for errors.
+  std::string label;    ///< Layer tag or kernel name, informational.
+  int64_t stream = 0;
+  std::vector<int64_t> waitEvents;
+  int64_t recordEvent = -1;
+  std::vector<int64_t> inputs;
+  std::vector<int64_t> outputs;
+
+  // Matmul.
+  bool transA = false, transB = false;
+  std::string role; ///< fprop / dgrad / wgrad.
+  // Attention and AttentionGrad.
+  int64_t heads = 0, kvHeads = 0, headDim = 0;
+  bool causal = false;
+  // Norm and NormGrad.
+  NormKind norm = NormKind::Rms;
+  // Elementwise.
+  ElementwiseKind elementwise = ElementwiseKind::Copy;
+  // Opaque.
+  int64_t declaredBytes = 0;
+  double declaredFlops = 0;
+  // Slice / Concat / RingConcat (all along `dim`).
+  int64_t dim = 0, chunk = 0, chunks = 1, interleave = 1;
+  // Collective (and RingConcat's group).
+  CollectiveKind collective = CollectiveKind::AllGather;
+  ReduceKind reduce = ReduceKind::Sum;
+  int64_t group = -1;
+  int64_t shift = 1;
+  // Compute SM target (cuBLASLt) and collective CTA budget; 0 = default.
+  int64_t smTarget = 0;
+  int64_t commSms = 0;
+  // The simulator's prediction for this step, in microseconds from the
+  // step's start (negative = none).
+  double predictedStartUs = -1, predictedDurationUs = -1;
+};
+
+/// The simulator's prediction for the whole plan (all in microseconds).
+struct Prediction {
+  double spanUs = 0, computeUs = 0, commUs = 0, exposedCommUs = 0;
+  double boundUs = 0;
+  std::string target;
+};
+
+struct Plan {
+  int formatVersion = kPlanFormatVersion;
+  std::string function;   ///< Name of the lowered function.
+  std::string producer;   ///< What wrote it, e.g. "tandem-opt".
+  std::vector<std::string> schedule; ///< Pipeline that produced it.
+  int64_t numStreams = 1;
+  std::vector<int64_t> streamPriorities; ///< Per stream; lower = higher.
+  std::vector<std::string> streamNames;
+  int64_t numEvents = 0;
+  std::vector<Group> groups;
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  /// Buffers of the function arguments / results, in order.
+  std::vector<int64_t> inputs;
+  std::vector<int64_t> outputs;
+  /// Bytes of the temporary arena (set by planMemory).
+  int64_t arenaBytes = 0;
+  std::optional<Prediction> prediction;
+};
+
+/// Checks everything the executor relies on before anything launches:
+/// indices in range, shapes and types consistent with each step's kind,
+/// views inside their base, events recorded before they are waited for,
+/// the memory plan free of overlapping live buffers when present. Returns
+/// an empty string or the first problem, naming the step (index, op,
+/// location) or buffer.
+std::string validatePlan(const Plan &plan);
+
+/// Reads / writes the JSON form (docs/runtime.md). Reading validates the
+/// syntax and types of every field and then calls validatePlan; errors name
+/// the file and the JSON path of the offending field.
+std::optional<Plan> readPlanFile(const std::string &path, std::string &error);
+std::optional<Plan> parsePlan(const std::string &text,
+                              const std::string &origin, std::string &error);
+std::string writePlanJson(const Plan &plan);
+bool writePlanFile(const Plan &plan, const std::string &path,
+                   std::string &error);
+
+} // namespace runtime
+} // namespace tandem
+
+#endif // TANDEM_RUNTIME_PLAN_H

@@ -1,0 +1,875 @@
+//===- Executor.cpp - Run a plan on one GPU -------------------------------===//
+
+#include "tandem/runtime/Executor.h"
+
+#include "tandem/runtime/Kernels.h"
+#include "tandem/runtime/MemoryPlanner.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace tandem {
+namespace runtime {
+
+namespace {
+
+std::string stepWhere(const Plan &plan, size_t index) {
+  const Step &s = plan.steps[index];
+  std::ostringstream os;
+  os << "step " << index << " (" << s.name;
+  if (!s.location.empty())
+    os << " at " << s.location;
+  os << ")";
+  return os.str();
+}
+
+ncclDataType_t ncclType(DType type) {
+  switch (type) {
+  case DType::BF16:
+    return ncclBfloat16;
+  case DType::F16:
+    return ncclFloat16;
+  case DType::F32:
+    return ncclFloat32;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t ncclOp(ReduceKind kind) {
+  switch (kind) {
+  case ReduceKind::Sum:
+    return ncclSum;
+  case ReduceKind::Avg:
+    return ncclAvg;
+  case ReduceKind::Max:
+    return ncclMax;
+  case ReduceKind::Min:
+    return ncclMin;
+  }
+  return ncclSum;
+}
+
+/// Rows x cols view of a buffer (cols = last dimension).
+void view2d(const Buffer &b, int64_t &rows, int64_t &cols) {
+  cols = b.shape.back();
+  rows = b.elements() / cols;
+}
+
+/// Product of dimensions before / after `dim`.
+void aroundDim(const Buffer &b, int64_t dim, int64_t &outer, int64_t &inner) {
+  outer = 1;
+  inner = dtypeBytes(b.type);
+  for (int64_t d = 0; d < static_cast<int64_t>(b.shape.size()); ++d) {
+    if (d < dim)
+      outer *= b.shape[d];
+    if (d > dim)
+      inner *= b.shape[d];
+  }
+}
+
+/// Per-rank bytes a collective moves over the network with a ring (or
+/// direct) algorithm: what the stand-in streams through HBM.
+int64_t collectiveTraffic(CollectiveKind kind, int64_t inBytes,
+                          int64_t outBytes, int64_t n) {
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    return outBytes * (n - 1) / n;
+  case CollectiveKind::ReduceScatter:
+    return inBytes * (n - 1) / n;
+  case CollectiveKind::AllReduce:
+    return 2 * inBytes * (n - 1) / n;
+  case CollectiveKind::AllToAll:
+    return inBytes * (n - 1) / n;
+  case CollectiveKind::Permute:
+    return inBytes;
+  }
+  return inBytes;
+}
+
+} // namespace
+
+std::vector<CommunicatorKey> communicatorKeys(const Plan &plan) {
+  std::vector<CommunicatorKey> keys;
+  for (const Step &s : plan.steps)
+    if (s.kind == StepKind::Collective) {
+      CommunicatorKey key{s.group, s.commSms};
+      if (std::find(keys.begin(), keys.end(), key) == keys.end())
+        keys.push_back(key);
+    }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+bool newCommunicatorId(std::string &id, std::string &error) {
+  ncclUniqueId unique;
+  ncclResult_t r = ncclGetUniqueId(&unique);
+  if (r != ncclSuccess) {
+    error = std::string("ncclGetUniqueId failed: ") + ncclGetErrorString(r);
+    return false;
+  }
+  id.assign(unique.internal, sizeof(unique.internal));
+  return true;
+}
+
+struct Executor::Impl {
+  Plan plan;
+  ExecutorOptions options;
+  std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> events;
+  cudaEvent_t stepStart = nullptr, stepStop = nullptr;
+  /// Recorded on stream 0 when the step begins; every other stream waits
+  /// for it, so that in a CUDA graph capture they join the capture.
+  cudaEvent_t forkEvent = nullptr;
+  std::vector<cudaEvent_t> joinEvents;
+  std::vector<cudaEvent_t> opBegin, opEnd;
+  cublasLtHandle_t blas = nullptr;
+  std::vector<BlasContext> blasPerStream;
+  std::vector<void *> scratch;
+  std::vector<int64_t> scratchBytes;
+  std::vector<void *> inputMemory;
+  void *arena = nullptr;
+  std::vector<char *> bufferPtr;
+  std::map<CommunicatorKey, ncclComm_t> comms;
+  cudaGraphExec_t graph = nullptr;
+  int64_t allocated = 0;
+
+  ~Impl();
+  bool allocate(void **ptr, int64_t bytes, const std::string &what,
+                std::string &error);
+  bool cuda(cudaError_t e, const std::string &what, std::string &error) {
+    if (e == cudaSuccess)
+      return true;
+    error = what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+            ")";
+    return false;
+  }
+  bool nccl(ncclResult_t r, const std::string &what, std::string &error) {
+    if (r == ncclSuccess || r == ncclInProgress)
+      return true;
+    error = what + ": " + ncclGetErrorString(r);
+    return false;
+  }
+  bool enqueue(std::string &error);
+  bool launch(size_t index, std::string &error);
+  bool launchCollective(size_t index, cudaStream_t stream, std::string &error);
+  bool launchLayout(size_t index, cudaStream_t stream, std::string &error);
+  bool waitFor(cudaEvent_t event, std::string &error);
+  void abortCommunicators();
+};
+
+Executor::Impl::~Impl() {
+  if (graph)
+    cudaGraphExecDestroy(graph);
+  for (auto &[key, comm] : comms)
+    ncclCommDestroy(comm);
+  for (cudaEvent_t e : events)
+    cudaEventDestroy(e);
+  for (cudaEvent_t e : joinEvents)
+    cudaEventDestroy(e);
+  for (cudaEvent_t e : opBegin)
+    cudaEventDestroy(e);
+  for (cudaEvent_t e : opEnd)
+    cudaEventDestroy(e);
+  if (forkEvent)
+    cudaEventDestroy(forkEvent);
+  if (stepStart)
+    cudaEventDestroy(stepStart);
+  if (stepStop)
+    cudaEventDestroy(stepStop);
+  for (BlasContext &b : blasPerStream)
+    if (b.workspace)
+      cudaFree(b.workspace);
+  for (void *p : scratch)
+    if (p)
+      cudaFree(p);
+  for (void *p : inputMemory)
+    cudaFree(p);
+  if (arena)
+    cudaFree(arena);
+  if (blas)
+    cublasLtDestroy(blas);
+  for (cudaStream_t s : streams)
+    cudaStreamDestroy(s);
+}
+
+bool Executor::Impl::allocate(void **ptr, int64_t bytes,
+                              const std::string &what, std::string &error) {
+  *ptr = nullptr;
+  if (bytes <= 0)
+    return true;
+  if (!cuda(cudaMalloc(ptr, bytes),
+            "cudaMalloc of " + std::to_string(bytes) + " bytes for " + what,
+            error))
+    return false;
+  allocated += bytes;
+  return true;
+}
+
+void Executor::Impl::abortCommunicators() {
+  for (auto &[key, comm] : comms)
+    ncclCommAbort(comm);
+  comms.clear();
+}
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Executor::~Executor() = default;
+
+int64_t Executor::deviceBytes() const { return impl->allocated; }
+
+std::unique_ptr<Executor> Executor::create(const Plan &plan,
+                                           const ExecutorOptions &options,
+                                           std::string &error) {
+  if (std::string invalid = validatePlan(plan); !invalid.empty()) {
+    error = "invalid plan: " + invalid;
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  Impl &x = *impl;
+  x.plan = plan;
+  x.options = options;
+  if (x.plan.arenaBytes == 0 || std::any_of(x.plan.buffers.begin(),
+                                            x.plan.buffers.end(),
+                                            [](const Buffer &b) {
+                                              return b.role ==
+                                                         Buffer::Role::Temp &&
+                                                     b.arenaOffset < 0;
+                                            })) {
+    if (std::string e = planMemory(x.plan); !e.empty()) {
+      error = "memory planning failed: " + e;
+      return nullptr;
+    }
+  }
+  // Collective mode requirements, checked before any device work.
+  if (options.mode == CollectiveMode::Nccl) {
+    for (const Group &g : x.plan.groups)
+      if (g.size != options.worldSize) {
+        error = "group '" + g.name + "' has " + std::to_string(g.size) +
+                " ranks but this run has " + std::to_string(options.worldSize) +
+                " (NCCL mode needs every group to span all ranks; use the "
+                "single-GPU stand-in mode to run one rank of a larger plan)";
+        return nullptr;
+      }
+    std::vector<CommunicatorKey> keys = communicatorKeys(x.plan);
+    if (options.communicatorIds.size() != keys.size()) {
+      error = "the plan needs " + std::to_string(keys.size()) +
+              " communicator id(s), " +
+              std::to_string(options.communicatorIds.size()) + " given";
+      return nullptr;
+    }
+  }
+  if (options.rank < 0 || options.rank >= std::max(options.worldSize, 1)) {
+    if (options.mode == CollectiveMode::Nccl) {
+      error = "rank " + std::to_string(options.rank) + " is outside [0, " +
+              std::to_string(options.worldSize) + ")";
+      return nullptr;
+    }
+  }
+  for (const Group &g : x.plan.groups)
+    if (options.mode == CollectiveMode::Standin && options.rank >= g.size) {
+      error = "stand-in rank " + std::to_string(options.rank) +
+              " is outside group '" + g.name + "' of size " +
+              std::to_string(g.size);
+      return nullptr;
+    }
+
+  if (!x.cuda(cudaSetDevice(options.device),
+              "cudaSetDevice(" + std::to_string(options.device) + ")", error))
+    return nullptr;
+  int lowest = 0, greatest = 0;
+  if (!x.cuda(cudaDeviceGetStreamPriorityRange(&lowest, &greatest),
+              "cudaDeviceGetStreamPriorityRange", error))
+    return nullptr;
+  for (int64_t s = 0; s < x.plan.numStreams; ++s) {
+    int64_t p = s < static_cast<int64_t>(x.plan.streamPriorities.size())
+                    ? x.plan.streamPriorities[s]
+                    : 0;
+    // Plan priorities: 0 = default, negative = higher (as in CUDA).
+    int priority = std::clamp<int>(lowest + static_cast<int>(p),
+                                   std::min(lowest, greatest),
+                                   std::max(lowest, greatest));
+    cudaStream_t stream;
+    if (!x.cuda(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking,
+                                             priority),
+                "cudaStreamCreateWithPriority for stream " + std::to_string(s),
+                error))
+      return nullptr;
+    x.streams.push_back(stream);
+  }
+  for (int64_t e = 0; e < x.plan.numEvents; ++e) {
+    cudaEvent_t event;
+    if (!x.cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                "cudaEventCreate", error))
+      return nullptr;
+    x.events.push_back(event);
+  }
+  for (int64_t s = 0; s < x.plan.numStreams; ++s) {
+    cudaEvent_t event;
+    if (!x.cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                "cudaEventCreate", error))
+      return nullptr;
+    x.joinEvents.push_back(event);
+  }
+  if (!x.cuda(cudaEventCreateWithFlags(&x.forkEvent, cudaEventDisableTiming),
+              "cudaEventCreate", error) ||
+      !x.cuda(cudaEventCreate(&x.stepStart), "cudaEventCreate", error) ||
+      !x.cuda(cudaEventCreate(&x.stepStop), "cudaEventCreate", error))
+    return nullptr;
+  if (options.timeSteps)
+    for (size_t i = 0; i < x.plan.steps.size(); ++i) {
+      cudaEvent_t b, e;
+      if (!x.cuda(cudaEventCreate(&b), "cudaEventCreate", error) ||
+          !x.cuda(cudaEventCreate(&e), "cudaEventCreate", error))
+        return nullptr;
+      x.opBegin.push_back(b);
+      x.opEnd.push_back(e);
+    }
+
+  cublasStatus_t status = cublasLtCreate(&x.blas);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    error = "cublasLtCreate failed with status " + std::to_string(status);
+    return nullptr;
+  }
+
+  // Memory: inputs, the arena, per-stream workspace and scratch.
+  x.bufferPtr.assign(x.plan.buffers.size(), nullptr);
+  for (int64_t b : x.plan.inputs) {
+    void *p;
+    if (!x.allocate(&p, x.plan.buffers[b].bytes(),
+                    "input '" + x.plan.buffers[b].name + "'", error))
+      return nullptr;
+    x.inputMemory.push_back(p);
+    x.bufferPtr[b] = static_cast<char *>(p);
+  }
+  if (!x.allocate(&x.arena, x.plan.arenaBytes, "the arena", error))
+    return nullptr;
+  for (size_t b = 0; b < x.plan.buffers.size(); ++b)
+    if (x.plan.buffers[b].role == Buffer::Role::Temp)
+      x.bufferPtr[b] = static_cast<char *>(x.arena) +
+                       std::max<int64_t>(x.plan.buffers[b].arenaOffset, 0);
+  for (size_t b = 0; b < x.plan.buffers.size(); ++b)
+    if (x.plan.buffers[b].role == Buffer::Role::View)
+      x.bufferPtr[b] = x.bufferPtr[x.plan.buffers[b].viewOf] +
+                       x.plan.buffers[b].viewOffset;
+
+  x.scratchBytes.assign(x.plan.numStreams, 0);
+  std::vector<bool> usesBlas(x.plan.numStreams, false);
+  for (const Step &s : x.plan.steps) {
+    int64_t need = 0;
+    auto buf = [&](size_t i) -> const Buffer & {
+      return x.plan.buffers[s.inputs[i]];
+    };
+    if (s.kind == StepKind::Attention || s.kind == StepKind::AttentionGrad) {
+      AttentionArgs a;
+      a.seq = buf(s.kind == StepKind::Attention ? 0 : 1).shape[0];
+      a.heads = s.heads;
+      a.kvHeads = s.kvHeads;
+      a.headDim = s.headDim;
+      a.causal = s.causal;
+      a.type = buf(0).type;
+      need = s.kind == StepKind::Attention ? attentionScratchBytes(a)
+                                           : attentionGradScratchBytes(a);
+      usesBlas[s.stream] = true;
+    } else if (s.kind == StepKind::NormGrad) {
+      int64_t rows, cols;
+      view2d(buf(1), rows, cols);
+      need = normGradScratchBytes(rows, cols);
+    } else if (s.kind == StepKind::Collective &&
+               options.mode == CollectiveMode::Standin) {
+      need = 64ll << 20; // traffic is streamed cyclically through this
+    } else if (s.kind == StepKind::Matmul) {
+      usesBlas[s.stream] = true;
+    }
+    x.scratchBytes[s.stream] = std::max(x.scratchBytes[s.stream], need);
+  }
+  for (int64_t s = 0; s < x.plan.numStreams; ++s) {
+    void *p = nullptr;
+    if (!x.allocate(&p, x.scratchBytes[s],
+                    "scratch of stream " + std::to_string(s), error))
+      return nullptr;
+    x.scratch.push_back(p);
+    BlasContext ctx;
+    ctx.handle = x.blas;
+    if (usesBlas[s]) {
+      if (!x.allocate(&ctx.workspace, options.workspaceBytes,
+                      "cuBLASLt workspace of stream " + std::to_string(s),
+                      error))
+        return nullptr;
+      ctx.workspaceBytes = options.workspaceBytes;
+    }
+    x.blasPerStream.push_back(ctx);
+  }
+
+  // Communicators: one per (group, CTA budget), all ranks in one order.
+  if (options.mode == CollectiveMode::Nccl) {
+    std::vector<CommunicatorKey> keys = communicatorKeys(x.plan);
+    for (size_t k = 0; k < keys.size(); ++k) {
+      ncclUniqueId id;
+      if (options.communicatorIds[k].size() != sizeof(id.internal)) {
+        error = "communicator id " + std::to_string(k) + " has " +
+                std::to_string(options.communicatorIds[k].size()) +
+                " bytes, expected " + std::to_string(sizeof(id.internal));
+        return nullptr;
+      }
+      std::memcpy(id.internal, options.communicatorIds[k].data(),
+                  sizeof(id.internal));
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      if (keys[k].ctas > 0) {
+        config.minCTAs = static_cast<int>(keys[k].ctas);
+        config.maxCTAs = static_cast<int>(keys[k].ctas);
+      }
+      ncclComm_t comm;
+      std::string what = "ncclCommInitRankConfig for group '" +
+                         x.plan.groups[keys[k].group].name + "' (" +
+                         std::to_string(keys[k].ctas) + " CTAs, rank " +
+                         std::to_string(options.rank) + " of " +
+                         std::to_string(options.worldSize) + ")";
+      if (!x.nccl(ncclCommInitRankConfig(&comm, options.worldSize, id,
+                                         options.rank, &config),
+                  what, error))
+        return nullptr;
+      x.comms[keys[k]] = comm;
+    }
+  }
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+bool Executor::initialiseInputs(uint64_t seed, std::string &error) {
+  Impl &x = *impl;
+  cudaStream_t s = x.streams[0];
+  for (size_t i = 0; i < x.plan.inputs.size(); ++i) {
+    int64_t b = x.plan.inputs[i];
+    const Buffer &buf = x.plan.buffers[b];
+    if (!launchFill(x.bufferPtr[b], buf.type, buf.elements(), seed + i, 1.0f,
+                    s, error)) {
+      error = "initialising input " + std::to_string(i) + ": " + error;
+      return false;
+    }
+  }
+  if (x.arena &&
+      !x.cuda(cudaMemsetAsync(x.arena, 0, x.plan.arenaBytes, s),
+              "cudaMemsetAsync of the arena", error))
+    return false;
+  return x.cuda(cudaStreamSynchronize(s), "initialising inputs", error);
+}
+
+bool Executor::Impl::launchLayout(size_t index, cudaStream_t stream,
+                                  std::string &error) {
+  const Step &s = plan.steps[index];
+  const Buffer &out = plan.buffers[s.outputs[0]];
+  char *dst = bufferPtr[s.outputs[0]];
+  if (s.kind == StepKind::Slice) {
+    const Buffer &in = plan.buffers[s.inputs[0]];
+    int64_t outer, inner;
+    aroundDim(in, s.dim, outer, inner);
+    int64_t d = in.shape[s.dim];
+    int64_t group = d / s.interleave;     // rows of one interleave group
+    int64_t block = group / s.chunks;     // rows of one chunk in a group
+    const char *src = bufferPtr[s.inputs[0]] + s.chunk * block * inner;
+    return cuda(cudaMemcpy2DAsync(dst, block * inner, src, group * inner,
+                                  block * inner, outer * s.interleave,
+                                  cudaMemcpyDeviceToDevice, stream),
+                "cudaMemcpy2DAsync (slice)", error);
+  }
+  int64_t n = s.inputs.size();
+  const Buffer &in0 = plan.buffers[s.inputs[0]];
+  int64_t outer, inner;
+  aroundDim(in0, s.dim, outer, inner);
+  int64_t d = in0.shape[s.dim];
+  int64_t interleave = s.kind == StepKind::Concat ? s.interleave : 1;
+  int64_t block = d / interleave;
+  int64_t rank = 0;
+  if (s.kind == StepKind::RingConcat)
+    rank = options.rank % plan.groups[s.group].size;
+  (void)out;
+  for (int64_t k = 0; k < n; ++k) {
+    // Concat: input k is block k within every group of n blocks.
+    // RingConcat: input k came from rank (rank - k) mod n.
+    int64_t slot = s.kind == StepKind::Concat ? k : ((rank - k) % n + n) % n;
+    char *to = dst + slot * block * inner;
+    if (!cuda(cudaMemcpy2DAsync(to, n * block * inner, bufferPtr[s.inputs[k]],
+                                block * inner, block * inner,
+                                outer * interleave, cudaMemcpyDeviceToDevice,
+                                stream),
+              "cudaMemcpy2DAsync (concat)", error))
+      return false;
+  }
+  return true;
+}
+
+bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
+                                      std::string &error) {
+  const Step &s = plan.steps[index];
+  const Buffer &in = plan.buffers[s.inputs[0]];
+  const Buffer &out = plan.buffers[s.outputs[0]];
+  const char *src = bufferPtr[s.inputs[0]];
+  char *dst = bufferPtr[s.outputs[0]];
+  int64_t n = plan.groups[s.group].size;
+  if (options.mode == CollectiveMode::Standin) {
+    int ctas = s.commSms > 0 ? static_cast<int>(s.commSms) : 0;
+    int64_t traffic =
+        collectiveTraffic(s.collective, in.bytes(), out.bytes(), n);
+    return launchStandinCollective(
+        s.collective, s.reduce, src, in.elements(), dst, out.elements(),
+        in.type, static_cast<int>(n), options.rank % static_cast<int>(n), ctas,
+        traffic, scratch[s.stream], scratchBytes[s.stream], stream, error);
+  }
+  ncclComm_t comm = comms.at(CommunicatorKey{s.group, s.commSms});
+  ncclDataType_t type = ncclType(in.type);
+  int64_t count = in.elements();
+  int rank = options.rank;
+  switch (s.collective) {
+  case CollectiveKind::AllGather:
+    return nccl(ncclAllGather(src, dst, count, type, comm, stream),
+                "ncclAllGather", error);
+  case CollectiveKind::ReduceScatter:
+    return nccl(ncclReduceScatter(src, dst, out.elements(), type,
+                                  ncclOp(s.reduce), comm, stream),
+                "ncclReduceScatter", error);
+  case CollectiveKind::AllReduce:
+    return nccl(ncclAllReduce(src, dst, count, type, ncclOp(s.reduce), comm,
+                              stream),
+                "ncclAllReduce", error);
+  case CollectiveKind::AllToAll: {
+    int64_t block = count / n, bytes = in.bytes() / n;
+    if (!nccl(ncclGroupStart(), "ncclGroupStart", error))
+      return false;
+    for (int64_t p = 0; p < n; ++p) {
+      ncclSend(src + p * bytes, block, type, static_cast<int>(p), comm, stream);
+      ncclRecv(dst + p * bytes, block, type, static_cast<int>(p), comm, stream);
+    }
+    return nccl(ncclGroupEnd(), "ncclGroupEnd (all_to_all send/recv)", error);
+  }
+  case CollectiveKind::Permute: {
+    int to = static_cast<int>(((rank + s.shift) % n + n) % n);
+    int from = static_cast<int>(((rank - s.shift) % n + n) % n);
+    if (!nccl(ncclGroupStart(), "ncclGroupStart", error))
+      return false;
+    ncclSend(src, count, type, to, comm, stream);
+    ncclRecv(dst, count, type, from, comm, stream);
+    return nccl(ncclGroupEnd(), "ncclGroupEnd (permute send/recv)", error);
+  }
+  }
+  return true;
+}
+
+bool Executor::Impl::launch(size_t index, std::string &error) {
+  const Step &s = plan.steps[index];
+  cudaStream_t stream = streams[s.stream];
+  auto ptr = [&](int64_t b) { return bufferPtr[b]; };
+  auto in = [&](size_t i) -> const Buffer & {
+    return plan.buffers[s.inputs[i]];
+  };
+  switch (s.kind) {
+  case StepKind::Matmul: {
+    const Buffer &a = in(0), &b = in(1), &c = plan.buffers[s.outputs[0]];
+    MatmulArgs args;
+    args.m = c.shape[0];
+    args.n = c.shape[1];
+    args.k = s.transA ? a.shape[0] : a.shape[1];
+    args.transA = s.transA;
+    args.transB = s.transB;
+    args.abType = a.type;
+    args.cType = c.type;
+    args.smTarget = static_cast<int>(s.smTarget);
+    (void)b;
+    return launchMatmul(blasPerStream[s.stream], args, ptr(s.inputs[0]),
+                        ptr(s.inputs[1]), ptr(s.outputs[0]), stream, error);
+  }
+  case StepKind::Attention:
+  case StepKind::AttentionGrad: {
+    bool grad = s.kind == StepKind::AttentionGrad;
+    AttentionArgs a;
+    a.seq = in(grad ? 1 : 0).shape[0];
+    a.heads = s.heads;
+    a.kvHeads = s.kvHeads;
+    a.headDim = s.headDim;
+    a.causal = s.causal;
+    a.type = in(0).type;
+    a.smTarget = static_cast<int>(s.smTarget);
+    if (!grad)
+      return launchAttention(blasPerStream[s.stream], a, ptr(s.inputs[0]),
+                             ptr(s.outputs[0]), scratch[s.stream], stream,
+                             error);
+    return launchAttentionGrad(blasPerStream[s.stream], a, ptr(s.inputs[0]),
+                               ptr(s.inputs[1]), ptr(s.inputs[2]),
+                               ptr(s.outputs[0]), scratch[s.stream], stream,
+                               error);
+  }
+  case StepKind::Norm: {
+    int64_t rows, cols;
+    view2d(in(0), rows, cols);
+    return launchNorm(s.norm, ptr(s.inputs[0]), in(0).type, ptr(s.inputs[1]),
+                      in(1).type, ptr(s.outputs[0]), rows, cols, stream,
+                      error);
+  }
+  case StepKind::NormGrad: {
+    int64_t rows, cols;
+    view2d(in(1), rows, cols);
+    return launchNormGrad(s.norm, ptr(s.inputs[0]), ptr(s.inputs[1]),
+                          in(1).type, ptr(s.inputs[2]), in(2).type,
+                          ptr(s.outputs[0]), ptr(s.outputs[1]), rows, cols,
+                          scratch[s.stream], stream, error);
+  }
+  case StepKind::Elementwise: {
+    const Buffer &r = plan.buffers[s.outputs[0]];
+    int64_t rows, cols;
+    view2d(r, rows, cols);
+    bool binary = s.inputs.size() > 1;
+    return launchElementwise(s.elementwise, ptr(s.inputs[0]), in(0).type,
+                             binary ? ptr(s.inputs[1]) : nullptr,
+                             binary ? in(1).type : in(0).type,
+                             ptr(s.outputs[0]), r.type, rows, cols, stream,
+                             error);
+  }
+  case StepKind::Opaque: {
+    std::vector<const void *> ins;
+    std::vector<int64_t> inBytes, outBytes;
+    std::vector<void *> outs;
+    std::vector<DType> outTypes;
+    for (int64_t b : s.inputs) {
+      ins.push_back(ptr(b));
+      inBytes.push_back(plan.buffers[b].bytes());
+    }
+    for (int64_t b : s.outputs) {
+      outs.push_back(ptr(b));
+      outBytes.push_back(plan.buffers[b].bytes());
+      outTypes.push_back(plan.buffers[b].type);
+    }
+    return launchOpaque(ins.data(), inBytes.data(),
+                        static_cast<int>(ins.size()), outs.data(),
+                        outBytes.data(), outTypes.data(),
+                        static_cast<int>(outs.size()), s.declaredBytes, stream,
+                        error);
+  }
+  case StepKind::Slice:
+  case StepKind::Concat:
+  case StepKind::RingConcat:
+    return launchLayout(index, stream, error);
+  case StepKind::Collective:
+    return launchCollective(index, stream, error);
+  case StepKind::Sync:
+    return true;
+  }
+  return true;
+}
+
+bool Executor::Impl::enqueue(std::string &error) {
+  cudaStream_t main = streams[0];
+  if (!cuda(cudaEventRecord(forkEvent, main), "cudaEventRecord", error))
+    return false;
+  // Fork: every stream starts after the step's start.
+  for (size_t s = 1; s < streams.size(); ++s)
+    if (!cuda(cudaStreamWaitEvent(streams[s], forkEvent, 0),
+              "cudaStreamWaitEvent", error))
+      return false;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &s = plan.steps[i];
+    cudaStream_t stream = streams[s.stream];
+    for (int64_t e : s.waitEvents)
+      if (!cuda(cudaStreamWaitEvent(stream, events[e], 0),
+                stepWhere(plan, i) + ": cudaStreamWaitEvent", error))
+        return false;
+    nvtxRangePushA(s.label.empty() ? s.name.c_str() : s.label.c_str());
+    if (options.timeSteps && !options.cudaGraph)
+      cudaEventRecord(opBegin[i], stream);
+    std::string launchError;
+    bool ok = launch(i, launchError);
+    if (options.timeSteps && !options.cudaGraph)
+      cudaEventRecord(opEnd[i], stream);
+    nvtxRangePop();
+    if (!ok) {
+      error = stepWhere(plan, i) + ": " + launchError;
+      return false;
+    }
+    if (s.recordEvent >= 0 &&
+        !cuda(cudaEventRecord(events[s.recordEvent], stream),
+              stepWhere(plan, i) + ": cudaEventRecord", error))
+      return false;
+    if (options.syncEachStep && !options.cudaGraph) {
+      cudaError_t e = cudaStreamSynchronize(stream);
+      if (e != cudaSuccess) {
+        error = stepWhere(plan, i) + " failed while running: " +
+                cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+        return false;
+      }
+    }
+  }
+  // Join: the step ends when every stream is done.
+  for (size_t s = 1; s < streams.size(); ++s) {
+    if (!cuda(cudaEventRecord(joinEvents[s], streams[s]), "cudaEventRecord",
+              error) ||
+        !cuda(cudaStreamWaitEvent(main, joinEvents[s], 0),
+              "cudaStreamWaitEvent", error))
+      return false;
+  }
+  return true;
+}
+
+bool Executor::Impl::waitFor(cudaEvent_t event, std::string &error) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(options.timeoutSeconds);
+  while (true) {
+    cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess)
+      return true;
+    if (e != cudaErrorNotReady) {
+      error = std::string("the step failed while running: ") +
+              cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+              "); rerun with --sync-each-step to name the failing op";
+      return false;
+    }
+    for (auto &[key, comm] : comms) {
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress) {
+        error = "NCCL reported an asynchronous error on group '" +
+                plan.groups[key.group].name +
+                "': " + ncclGetErrorString(async) + "; communicators aborted";
+        abortCommunicators();
+        return false;
+      }
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::ostringstream os;
+      os << "the step did not complete within " << options.timeoutSeconds
+         << " s";
+      if (!comms.empty()) {
+        os << "; communicators aborted (ncclCommAbort). Collectives of the "
+              "plan: ";
+        int listed = 0;
+        for (size_t i = 0; i < plan.steps.size() && listed < 4; ++i)
+          if (plan.steps[i].kind == StepKind::Collective) {
+            os << (listed ? ", " : "") << stepWhere(plan, i);
+            ++listed;
+          }
+        abortCommunicators();
+      }
+      error = os.str();
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+bool Executor::run(RunResult &result, std::string &error) {
+  Impl &x = *impl;
+  // Start and stop are recorded outside any graph, around the whole step.
+  if (!x.cuda(cudaEventRecord(x.stepStart, x.streams[0]), "cudaEventRecord",
+              error))
+    return false;
+  if (x.options.cudaGraph) {
+    if (!x.graph) {
+      cudaGraph_t graph;
+      if (!x.cuda(cudaStreamBeginCapture(x.streams[0],
+                                         cudaStreamCaptureModeThreadLocal),
+                  "cudaStreamBeginCapture", error))
+        return false;
+      std::string enqueueError;
+      bool ok = x.enqueue(enqueueError);
+      cudaError_t end = cudaStreamEndCapture(x.streams[0], &graph);
+      if (!ok) {
+        error = "while capturing the CUDA graph: " + enqueueError;
+        return false;
+      }
+      if (!x.cuda(end, "cudaStreamEndCapture", error))
+        return false;
+      cudaError_t inst = cudaGraphInstantiate(&x.graph, graph, 0);
+      cudaGraphDestroy(graph);
+      if (!x.cuda(inst, "cudaGraphInstantiate", error))
+        return false;
+    }
+    if (!x.cuda(cudaGraphLaunch(x.graph, x.streams[0]), "cudaGraphLaunch",
+                error))
+      return false;
+  } else if (!x.enqueue(error)) {
+    return false;
+  }
+  if (!x.cuda(cudaEventRecord(x.stepStop, x.streams[0]), "cudaEventRecord",
+              error))
+    return false;
+  if (!x.waitFor(x.stepStop, error))
+    return false;
+  float ms = 0;
+  if (!x.cuda(cudaEventElapsedTime(&ms, x.stepStart, x.stepStop),
+              "cudaEventElapsedTime", error))
+    return false;
+  result.stepUs = ms * 1000.0;
+  result.steps.clear();
+  if (x.options.timeSteps && !x.options.cudaGraph) {
+    result.steps.resize(x.plan.steps.size());
+    for (size_t i = 0; i < x.plan.steps.size(); ++i) {
+      float b = 0, e = 0;
+      if (!x.cuda(cudaEventElapsedTime(&b, x.stepStart, x.opBegin[i]),
+                  "cudaEventElapsedTime", error) ||
+          !x.cuda(cudaEventElapsedTime(&e, x.stepStart, x.opEnd[i]),
+                  "cudaEventElapsedTime", error))
+        return false;
+      result.steps[i].startUs = b * 1000.0;
+      result.steps[i].endUs = e * 1000.0;
+    }
+  }
+  return true;
+}
+
+bool Executor::readOutputs(std::vector<std::vector<uint8_t>> &outputs,
+                           std::string &error) {
+  Impl &x = *impl;
+  outputs.clear();
+  for (int64_t b : x.plan.outputs) {
+    std::vector<uint8_t> host(x.plan.buffers[b].bytes());
+    if (!x.cuda(cudaMemcpy(host.data(), x.bufferPtr[b], host.size(),
+                           cudaMemcpyDeviceToHost),
+                "cudaMemcpy of output '" + x.plan.buffers[b].name + "'",
+                error))
+      return false;
+    outputs.push_back(std::move(host));
+  }
+  return true;
+}
+
+std::vector<float> toFloat(const std::vector<uint8_t> &bytes, DType type) {
+  std::vector<float> out;
+  size_t n = bytes.size() / dtypeBytes(type);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    if (type == DType::F32) {
+      std::memcpy(&bits, bytes.data() + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      if (type == DType::BF16) {
+        bits = static_cast<uint32_t>(h) << 16;
+      } else {
+        // IEEE half to float.
+        uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
+                 mant = h & 0x3ff;
+        if (exp == 0) {
+          float v = std::ldexp(static_cast<float>(mant), -24);
+          out.push_back(sign ? -v : v);
+          continue;
+        }
+        if (exp == 31)
+          bits = sign | 0x7f800000u | (mant << 13);
+        else
+          bits = sign | ((exp + 112) << 23) | (mant << 13);
+      }
+    }
+    float v;
+    std::memcpy(&v, &bits, 4);
+    out.push_back(v);
+  }
+  return out;
+}
+
+} // namespace runtime
+} // namespace tandem

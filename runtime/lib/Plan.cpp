@@ -1,0 +1,469 @@
+//===- Plan.cpp - Plan enums and small helpers ----------------------------===//
+//
+// Names of the plan's enums as the JSON form spells them. The names match
+// the tandem dialect's spelling of the same concepts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/runtime/Plan.h"
+#include "tandem/runtime/MemoryPlanner.h"
+
+#include <sstream>
+
+namespace tandem {
+namespace runtime {
+
+int64_t dtypeBytes(DType type) {
+  switch (type) {
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::F32:
+    return 4;
+  }
+  return 0;
+}
+
+const char *dtypeName(DType type) {
+  switch (type) {
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(const std::string &name) {
+  for (DType t : {DType::BF16, DType::F16, DType::F32})
+    if (name == dtypeName(t))
+      return t;
+  return std::nullopt;
+}
+
+const char *elementwiseKindName(ElementwiseKind kind) {
+  switch (kind) {
+  case ElementwiseKind::Add:
+    return "add";
+  case ElementwiseKind::Mul:
+    return "mul";
+  case ElementwiseKind::Copy:
+    return "copy";
+  case ElementwiseKind::Cast:
+    return "cast";
+  case ElementwiseKind::Gelu:
+    return "gelu";
+  case ElementwiseKind::GeluGrad:
+    return "gelu_grad";
+  case ElementwiseKind::Silu:
+    return "silu";
+  case ElementwiseKind::Swiglu:
+    return "swiglu";
+  case ElementwiseKind::SwigluGrad:
+    return "swiglu_grad";
+  }
+  return "?";
+}
+
+std::optional<ElementwiseKind> parseElementwiseKind(const std::string &name) {
+  for (int i = 0; i <= static_cast<int>(ElementwiseKind::SwigluGrad); ++i) {
+    auto kind = static_cast<ElementwiseKind>(i);
+    if (name == elementwiseKindName(kind))
+      return kind;
+  }
+  return std::nullopt;
+}
+
+const char *collectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::Permute:
+    return "permute";
+  }
+  return "?";
+}
+
+const char *stepKindName(StepKind kind) {
+  switch (kind) {
+  case StepKind::Matmul:
+    return "matmul";
+  case StepKind::Attention:
+    return "attention";
+  case StepKind::AttentionGrad:
+    return "attention_grad";
+  case StepKind::Norm:
+    return "norm";
+  case StepKind::NormGrad:
+    return "norm_grad";
+  case StepKind::Elementwise:
+    return "elementwise";
+  case StepKind::Opaque:
+    return "opaque";
+  case StepKind::Slice:
+    return "slice";
+  case StepKind::Concat:
+    return "concat";
+  case StepKind::RingConcat:
+    return "ring_concat";
+  case StepKind::Collective:
+    return "collective";
+  case StepKind::Sync:
+    return "sync";
+  }
+  return "?";
+}
+
+std::optional<StepKind> parseStepKind(const std::string &name) {
+  for (int i = 0; i <= static_cast<int>(StepKind::Sync); ++i) {
+    auto kind = static_cast<StepKind>(i);
+    if (name == stepKindName(kind))
+      return kind;
+  }
+  return std::nullopt;
+}
+
+int64_t Buffer::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+std::string shapeText(const Shape &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Checks one step's operands against its kind; returns "" or a problem.
+std::string checkStepShapes(const Plan &plan, const Step &step) {
+  auto in = [&](size_t i) -> const Buffer & {
+    return plan.buffers[step.inputs[i]];
+  };
+  auto out = [&](size_t i) -> const Buffer & {
+    return plan.buffers[step.outputs[i]];
+  };
+  auto arity = [&](size_t nIn, size_t nOut) -> std::string {
+    if (step.inputs.size() != nIn || step.outputs.size() != nOut)
+      return "expects " + std::to_string(nIn) + " input(s) and " +
+             std::to_string(nOut) + " output(s), has " +
+             std::to_string(step.inputs.size()) + " and " +
+             std::to_string(step.outputs.size());
+    return "";
+  };
+  auto same = [&](const Buffer &a, const Buffer &b, const char *what) {
+    if (a.shape != b.shape)
+      return std::string(what) + ": shapes " + shapeText(a.shape) + " and " +
+             shapeText(b.shape) + " differ";
+    return std::string();
+  };
+  std::string e;
+  switch (step.kind) {
+  case StepKind::Matmul: {
+    if (!(e = arity(2, 1)).empty())
+      return e;
+    const Buffer &a = in(0), &b = in(1), &c = out(0);
+    if (a.shape.size() != 2 || b.shape.size() != 2 || c.shape.size() != 2)
+      return "matmul operands must be 2-D";
+    int64_t m = step.transA ? a.shape[1] : a.shape[0];
+    int64_t k = step.transA ? a.shape[0] : a.shape[1];
+    int64_t kb = step.transB ? b.shape[1] : b.shape[0];
+    int64_t n = step.transB ? b.shape[0] : b.shape[1];
+    if (k != kb || c.shape[0] != m || c.shape[1] != n)
+      return "matmul shapes " + shapeText(a.shape) + " * " +
+             shapeText(b.shape) + " -> " + shapeText(c.shape) +
+             " do not agree with the transpose flags";
+    if (a.type != b.type)
+      return "matmul operands must have one element type";
+    return "";
+  }
+  case StepKind::Attention:
+  case StepKind::AttentionGrad: {
+    bool grad = step.kind == StepKind::AttentionGrad;
+    if (!(e = arity(grad ? 3 : 1, 1)).empty())
+      return e;
+    if (step.heads % step.kvHeads != 0)
+      return "heads must be a multiple of kv_heads";
+    const Buffer &qkv = in(grad ? 1 : 0);
+    Shape qkvShape{qkv.shape.empty() ? 0 : qkv.shape[0],
+                   (step.heads + 2 * step.kvHeads) * step.headDim};
+    Shape outShape{qkvShape[0], step.heads * step.headDim};
+    if (qkv.shape != qkvShape)
+      return "qkv has shape " + shapeText(qkv.shape) + ", expected " +
+             shapeText(qkvShape);
+    if (grad) {
+      if (in(0).shape != outShape || in(2).shape != outShape)
+        return "output gradient and output must have shape " +
+               shapeText(outShape);
+      return same(out(0), qkv, "qkv gradient and qkv");
+    }
+    if (out(0).shape != outShape)
+      return "output has shape " + shapeText(out(0).shape) + ", expected " +
+             shapeText(outShape);
+    return "";
+  }
+  case StepKind::Norm:
+  case StepKind::NormGrad: {
+    bool grad = step.kind == StepKind::NormGrad;
+    if (!(e = arity(grad ? 3 : 2, grad ? 2 : 1)).empty())
+      return e;
+    const Buffer &x = in(grad ? 1 : 0), &w = in(grad ? 2 : 1);
+    if (x.shape.empty() || w.shape != Shape{x.shape.back()})
+      return "weight must have one element per column of the input";
+    if (grad)
+      return !(e = same(in(0), x, "output gradient and input")).empty() ? e
+             : !(e = same(out(0), x, "input gradient and input")).empty()
+                 ? e
+                 : same(out(1), w, "weight gradient and weight");
+    return same(out(0), x, "result and input");
+  }
+  case StepKind::Elementwise: {
+    bool binary = step.elementwise == ElementwiseKind::Add ||
+                  step.elementwise == ElementwiseKind::Mul ||
+                  step.elementwise == ElementwiseKind::GeluGrad ||
+                  step.elementwise == ElementwiseKind::SwigluGrad;
+    if (!(e = arity(binary ? 2 : 1, 1)).empty())
+      return e;
+    const Buffer &r = out(0);
+    if (r.shape.empty())
+      return "element-wise result must have a shape";
+    Shape half = r.shape, twice = r.shape;
+    half.back() /= 2;
+    twice.back() *= 2;
+    switch (step.elementwise) {
+    case ElementwiseKind::Swiglu:
+      return in(0).shape == twice ? ""
+                                  : "swiglu input must be " + shapeText(twice);
+    case ElementwiseKind::SwigluGrad:
+      if (r.shape.back() % 2 || in(0).shape != half)
+        return "swiglu_grad output gradient must be " + shapeText(half);
+      return same(in(1), r, "swiglu_grad input and result");
+    default:
+      if (!(e = same(in(0), r, "input and result")).empty())
+        return e;
+      if (step.elementwise != ElementwiseKind::Cast &&
+          in(0).type != r.type)
+        return "only cast may change the element type";
+      return binary ? same(in(1), r, "second input and result") : "";
+    }
+  }
+  case StepKind::Opaque:
+    if (step.outputs.empty())
+      return "opaque steps need at least one output";
+    return "";
+  case StepKind::Slice: {
+    if (!(e = arity(1, 1)).empty())
+      return e;
+    const Buffer &a = in(0), &r = out(0);
+    if (step.dim >= static_cast<int64_t>(a.shape.size()) ||
+        a.shape.size() != r.shape.size())
+      return "slice dimension out of range";
+    Shape expect = a.shape;
+    if (step.chunk >= step.chunks ||
+        expect[step.dim] % (step.chunks * step.interleave) != 0)
+      return "slice chunk/chunks/interleave do not divide dimension " +
+             std::to_string(step.dim);
+    expect[step.dim] /= step.chunks;
+    return r.shape == expect ? ""
+                             : "slice result must be " + shapeText(expect);
+  }
+  case StepKind::Concat:
+  case StepKind::RingConcat: {
+    if (step.inputs.empty() || step.outputs.size() != 1)
+      return "concat needs inputs and one output";
+    if (step.kind == StepKind::RingConcat &&
+        (step.group < 0 ||
+         step.group >= static_cast<int64_t>(plan.groups.size()) ||
+         static_cast<int64_t>(step.inputs.size()) !=
+             plan.groups[step.group].size))
+      return "ring_concat needs a valid group and one input per rank";
+    const Buffer &r = out(0);
+    if (step.dim >= static_cast<int64_t>(r.shape.size()))
+      return "concat dimension out of range";
+    Shape expect = in(0).shape;
+    if (expect.size() != r.shape.size())
+      return "concat inputs and result must have one rank";
+    for (int64_t b : step.inputs)
+      if (plan.buffers[b].shape != in(0).shape)
+        return "concat inputs must have one shape";
+    expect[step.dim] *= step.inputs.size();
+    if (step.kind == StepKind::Concat &&
+        in(0).shape[step.dim] % step.interleave != 0)
+      return "concat interleave does not divide the inputs";
+    return r.shape == expect ? ""
+                             : "concat result must be " + shapeText(expect);
+  }
+  case StepKind::Collective: {
+    if (!(e = arity(1, 1)).empty())
+      return e;
+    if (step.group < 0 || step.group >= static_cast<int64_t>(plan.groups.size()))
+      return "collective group " + std::to_string(step.group) +
+             " is not one of the plan's " +
+             std::to_string(plan.groups.size()) + " groups";
+    if (step.dim != 0)
+      return "collectives along dimension " + std::to_string(step.dim) +
+             " are not supported by the runtime (only dimension 0, where "
+             "ranks' blocks are contiguous)";
+    int64_t n = plan.groups[step.group].size;
+    const Buffer &a = in(0), &r = out(0);
+    if (a.type != r.type || a.shape.empty() || r.shape.size() != a.shape.size())
+      return "collective input and result must have one element type and rank";
+    Shape expect = a.shape;
+    if (step.collective == CollectiveKind::AllGather)
+      expect[0] *= n;
+    if (step.collective == CollectiveKind::ReduceScatter) {
+      if (expect[0] % n)
+        return "reduce_scatter input rows must divide by the group size";
+      expect[0] /= n;
+    }
+    if (step.collective == CollectiveKind::AllToAll && expect[0] % n)
+      return "all_to_all rows must divide by the group size";
+    return r.shape == expect ? ""
+                             : "collective result must be " + shapeText(expect);
+  }
+  case StepKind::Sync:
+    return arity(0, 0);
+  }
+  return "";
+}
+
+} // namespace
+
+std::string validatePlan(const Plan &plan) {
+  int64_t numBuffers = plan.buffers.size();
+  if (plan.numStreams < 1)
+    return "a plan needs at least one stream";
+  if (plan.formatVersion != kPlanFormatVersion)
+    return "format version " + std::to_string(plan.formatVersion) +
+           " is not supported";
+  for (int64_t b = 0; b < numBuffers; ++b) {
+    const Buffer &buf = plan.buffers[b];
+    std::string where = "buffer " + std::to_string(b) + " ('" + buf.name + "')";
+    if (buf.shape.empty())
+      return where + " has no shape";
+    for (int64_t d : buf.shape)
+      if (d < 1)
+        return where + " has a non-positive dimension";
+    if (buf.role == Buffer::Role::View) {
+      if (buf.viewOf < 0 || buf.viewOf >= numBuffers || buf.viewOf == b)
+        return where + " views buffer " + std::to_string(buf.viewOf) +
+               ", which does not exist";
+      const Buffer &base = plan.buffers[buf.viewOf];
+      if (base.role == Buffer::Role::View)
+        return where + " views another view; views must name their storage";
+      if (buf.viewOffset + buf.bytes() > base.bytes())
+        return where + " (" + std::to_string(buf.bytes()) + " bytes at offset " +
+               std::to_string(buf.viewOffset) + ") extends past buffer " +
+               std::to_string(buf.viewOf) + " (" + std::to_string(base.bytes()) +
+               " bytes)";
+    }
+  }
+  std::vector<int> inputCount(numBuffers, 0);
+  for (int64_t b : plan.inputs) {
+    if (b < 0 || b >= numBuffers)
+      return "plan input " + std::to_string(b) + " is not a buffer";
+    if (plan.buffers[b].role != Buffer::Role::Input)
+      return "plan input buffer " + std::to_string(b) +
+             " does not have role 'input'";
+    if (++inputCount[b] > 1)
+      return "buffer " + std::to_string(b) + " is listed twice as an input";
+  }
+  for (int64_t b = 0; b < numBuffers; ++b)
+    if (plan.buffers[b].role == Buffer::Role::Input && !inputCount[b])
+      return "buffer " + std::to_string(b) +
+             " has role 'input' but is not a plan input";
+  for (int64_t b : plan.outputs)
+    if (b < 0 || b >= numBuffers)
+      return "plan output " + std::to_string(b) + " is not a buffer";
+  for (const Group &g : plan.groups)
+    if (g.size < 1)
+      return "group '" + g.name + "' has size < 1";
+
+  std::vector<bool> recorded(plan.numEvents, false);
+  std::vector<int64_t> writer(numBuffers, -1);
+  for (int64_t b = 0; b < numBuffers; ++b)
+    if (plan.buffers[b].role == Buffer::Role::Input)
+      writer[b] = -2; // written before the step starts
+  HappensBefore hb(plan);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &step = plan.steps[i];
+    std::ostringstream where;
+    where << "step " << i << " (" << step.name;
+    if (!step.location.empty())
+      where << " at " << step.location;
+    where << ")";
+    if (step.stream < 0 || step.stream >= plan.numStreams)
+      return where.str() + " uses stream " + std::to_string(step.stream) +
+             " but the plan has " + std::to_string(plan.numStreams);
+    for (int64_t e : step.waitEvents) {
+      if (e < 0 || e >= plan.numEvents)
+        return where.str() + " waits for event " + std::to_string(e) +
+               ", outside the plan's " + std::to_string(plan.numEvents);
+      if (!recorded[e])
+        return where.str() + " waits for event " + std::to_string(e) +
+               " before any step records it";
+    }
+    if (step.recordEvent >= plan.numEvents)
+      return where.str() + " records event " +
+             std::to_string(step.recordEvent) + ", outside the plan's " +
+             std::to_string(plan.numEvents);
+    for (int64_t b : step.inputs)
+      if (b < 0 || b >= numBuffers)
+        return where.str() + " reads buffer " + std::to_string(b) +
+               ", which does not exist";
+    for (int64_t b : step.outputs) {
+      if (b < 0 || b >= numBuffers)
+        return where.str() + " writes buffer " + std::to_string(b) +
+               ", which does not exist";
+      if (plan.buffers[rootBuffer(plan, b)].role == Buffer::Role::Input)
+        return where.str() + " writes buffer " + std::to_string(b) +
+               ", a plan input (inputs are read-only)";
+    }
+    if (std::string e = checkStepShapes(plan, step); !e.empty())
+      return where.str() + ": " + e;
+    // Every read must be ordered after the write that produced the data.
+    for (int64_t b : step.inputs) {
+      int64_t w = writer[rootBuffer(plan, b)];
+      if (w == -1)
+        return where.str() + " reads buffer " + std::to_string(b) + " ('" +
+               plan.buffers[b].name + "') before any step writes it";
+      if (w >= 0 && !hb.before(w, i))
+        return where.str() + " reads buffer " + std::to_string(b) + " ('" +
+               plan.buffers[b].name + "') written by step " +
+               std::to_string(w) +
+               " on another stream with no event ordering the two";
+    }
+    for (int64_t b : step.outputs)
+      writer[rootBuffer(plan, b)] = i;
+    if (step.recordEvent >= 0)
+      recorded[step.recordEvent] = true;
+  }
+  for (int64_t b : plan.outputs)
+    if (writer[rootBuffer(plan, b)] == -1)
+      return "plan output buffer " + std::to_string(b) + " ('" +
+             plan.buffers[b].name + "') is never written";
+  bool planned = false;
+  for (const Buffer &b : plan.buffers)
+    planned |= b.role == Buffer::Role::Temp && b.arenaOffset >= 0;
+  if (planned)
+    if (std::string e = checkMemoryPlan(plan); !e.empty())
+      return "memory plan: " + e;
+  return "";
+}
+
+} // namespace runtime
+} // namespace tandem

@@ -1,0 +1,632 @@
+//===- tandem-calibrate.cpp - Measure what the cost model is fitted to ----===//
+//
+// Measures on one GPU, with CUDA events (warm-up, then the median of R
+// repetitions):
+//  - bf16 cuBLASLt GEMMs of transformer-layer shapes at several SM targets;
+//  - empty kernels queued back to back (launch overhead) and a full-device
+//    element-wise copy (HBM bandwidth);
+//  - the collective stand-in kernel (launchStandinCollective) alone on k CTAs;
+//  - pairs: GEMMs (all SMs, and SM target = SMs - k) on one stream next to
+//    the stand-in on k CTAs on a higher-priority stream, as NCCL runs, and
+//    the same with an element-wise copy instead of the GEMMs; each side's
+//    duration, the pair's span and the serial time.
+// It writes them as raw.json for tools/tandem-fit (docs/cost-model.md,
+// "Calibrating", gives the format). It runs where only CUDA is installed:
+// nothing here depends on LLVM or MLIR.
+//
+// Timing: every measured sequence is enqueued behind a host-released gate
+// (a host function that waits until everything is enqueued), so the events
+// time GPU work only, never the host's launch latency.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/runtime/Environment.h"
+#include "tandem/runtime/Format.h"
+#include "tandem/runtime/Kernels.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace tandem::runtime;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+struct Options {
+  std::string out;
+  bool quick = false;
+  int device = 0;
+  int reps = 0; ///< 0 = default for the mode.
+};
+
+void printHelp(std::FILE *out) {
+  std::fputs(
+      "usage: tandem-calibrate --out raw.json [--quick] [--device N] "
+      "[--reps R]\n"
+      "\n"
+      "Measures cuBLASLt bf16 GEMMs over shapes and SM targets, launch\n"
+      "overhead, HBM bandwidth, the collective stand-in kernel alone, and\n"
+      "GEMM / element-wise kernels overlapped with the stand-in, and writes\n"
+      "them as JSON for tandem-fit (docs/cost-model.md, \"Calibrating\").\n"
+      "\n"
+      "  --out PATH   where to write the measurements (required)\n"
+      "  --quick      a few shapes and CTA counts (seconds; for tests)\n"
+      "  --device N   CUDA device ordinal (default 0)\n"
+      "  --reps R     timed repetitions per measurement, median reported\n"
+      "               (default 10, 3 with --quick)\n"
+      "  --help       print this message and exit 0\n"
+      "\n"
+      "Exit codes: 0 success, 1 CUDA or cuBLASLt failure, 2 bad usage.\n",
+      out);
+}
+
+/// The output file, removed on failure so that no partial file is left.
+std::string outputPath;
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "tandem-calibrate: error: %s\n", message.c_str());
+  if (!outputPath.empty())
+    std::remove(outputPath.c_str());
+  std::exit(1);
+}
+
+void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    die(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+void checkLaunch(bool ok, const std::string &error) {
+  if (!ok)
+    die(error);
+}
+
+bool parseInt(const char *text, int &out) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v < INT32_MIN || v > INT32_MAX)
+    return false;
+  out = int(v);
+  return true;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// Holds a stream until the host has enqueued everything behind it.
+class HostGate {
+public:
+  void close(cudaStream_t stream) {
+    open.store(false);
+    check(cudaLaunchHostFunc(stream, &HostGate::wait, this),
+          "cudaLaunchHostFunc");
+  }
+  void release() { open.store(true); }
+
+private:
+  static void CUDART_CB wait(void *self) {
+    auto *gate = static_cast<HostGate *>(self);
+    while (!gate->open.load())
+      std::this_thread::yield();
+  }
+  std::atomic<bool> open{true};
+};
+
+/// Elapsed milliseconds between two completed events, in microseconds.
+double elapsedUs(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return double(ms) * 1e3;
+}
+
+using Work = std::function<void(cudaStream_t)>;
+
+struct Device {
+  int ordinal = 0;
+  int sms = 0;
+  cudaStream_t compute = nullptr; ///< Lowest priority: GEMMs, element-wise.
+  cudaStream_t comm = nullptr;    ///< Highest priority: the stand-in.
+  BlasContext blas;               ///< For `compute`.
+  HostGate gate;
+  cudaEvent_t ev[6] = {};
+  int warmup = 2, reps = 10;
+
+  // GEMM operands (random bf16), sized for the largest shape.
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  // Element-wise copy buffers.
+  void *src = nullptr, *dst = nullptr;
+  int64_t copyElements = 0;
+  // Stand-in buffers: a small in/out and a scratch larger than the L2, so
+  // that its traffic reaches HBM.
+  void *standinIn = nullptr, *standinOut = nullptr, *scratch = nullptr;
+  int64_t scratchBytes = 0;
+  void *tiny = nullptr;
+};
+
+constexpr int64_t kStandinElements = 4096;
+
+void *deviceAlloc(int64_t bytes, const char *what) {
+  void *p = nullptr;
+  check(cudaMalloc(&p, size_t(bytes)), what);
+  return p;
+}
+
+void fillRandom(Device &d, void *p, int64_t count, uint64_t seed) {
+  std::string error;
+  checkLaunch(launchFill(p, DType::BF16, count, seed, 1.0f, d.compute, error),
+              error);
+}
+
+/// Median time of `work` alone on `stream`.
+double timeAlone(Device &d, cudaStream_t stream, const Work &work) {
+  for (int i = 0; i < d.warmup; ++i)
+    work(stream);
+  check(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<double> times;
+  for (int i = 0; i < d.reps; ++i) {
+    d.gate.close(stream);
+    check(cudaEventRecord(d.ev[0], stream), "cudaEventRecord");
+    work(stream);
+    check(cudaEventRecord(d.ev[1], stream), "cudaEventRecord");
+    d.gate.release();
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    times.push_back(elapsedUs(d.ev[0], d.ev[1]));
+  }
+  return median(times);
+}
+
+struct Overlap {
+  double primaryUs = 0, copyUs = 0, spanUs = 0;
+};
+
+/// `primary` on the compute stream next to `copy` on the comm stream, both
+/// released at once; medians of each side's duration and of the span.
+Overlap timeOverlapped(Device &d, const Work &primary, const Work &copy) {
+  for (int i = 0; i < d.warmup; ++i) {
+    primary(d.compute);
+    copy(d.comm);
+  }
+  check(cudaDeviceSynchronize(), "warm-up");
+  std::vector<double> p, c, s;
+  for (int i = 0; i < d.reps; ++i) {
+    d.gate.close(d.compute);
+    check(cudaEventRecord(d.ev[0], d.compute), "cudaEventRecord");
+    check(cudaStreamWaitEvent(d.comm, d.ev[0], 0), "cudaStreamWaitEvent");
+    check(cudaEventRecord(d.ev[2], d.comm), "cudaEventRecord");
+    primary(d.compute);
+    copy(d.comm);
+    check(cudaEventRecord(d.ev[1], d.compute), "cudaEventRecord");
+    check(cudaEventRecord(d.ev[3], d.comm), "cudaEventRecord");
+    d.gate.release();
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    double primaryUs = elapsedUs(d.ev[0], d.ev[1]);
+    double copyEndUs = elapsedUs(d.ev[0], d.ev[3]);
+    p.push_back(primaryUs);
+    c.push_back(elapsedUs(d.ev[2], d.ev[3]));
+    s.push_back(std::max(primaryUs, copyEndUs));
+  }
+  return Overlap{median(p), median(c), median(s)};
+}
+
+Work gemmWork(Device &d, int64_t m, int64_t n, int64_t k, int smTarget,
+              int count) {
+  return [&d, m, n, k, smTarget, count](cudaStream_t stream) {
+    MatmulArgs args;
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.abType = DType::BF16;
+    args.cType = DType::BF16;
+    args.smTarget = smTarget;
+    std::string error;
+    for (int i = 0; i < count; ++i)
+      checkLaunch(launchMatmul(d.blas, args, d.a, d.b, d.c, stream, error),
+                  error);
+  };
+}
+
+Work standinWork(Device &d, int ctas, int64_t bytes) {
+  return [&d, ctas, bytes](cudaStream_t stream) {
+    std::string error;
+    // A permute writes `out` = `in` (small) and streams `bytes` through the
+    // scratch buffer on exactly `ctas` CTAs.
+    checkLaunch(launchStandinCollective(
+                    CollectiveKind::Permute, ReduceKind::Sum, d.standinIn,
+                    kStandinElements, d.standinOut, kStandinElements,
+                    DType::BF16, /*groupSize=*/8, /*rank=*/0, ctas, bytes,
+                    d.scratch, d.scratchBytes, stream, error),
+                error);
+  };
+}
+
+/// `count` full-device element-wise copies of `elements` bf16 values.
+Work copyWork(Device &d, int64_t elements, int count) {
+  return [&d, elements, count](cudaStream_t stream) {
+    const int64_t cols = 4096;
+    std::string error;
+    for (int i = 0; i < count; ++i)
+      checkLaunch(launchElementwise(ElementwiseKind::Copy, d.src, DType::BF16,
+                                    nullptr, DType::BF16, d.dst, DType::BF16,
+                                    elements / cols, cols, stream, error),
+                  error);
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// JSON output
+//===----------------------------------------------------------------------===//
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *name) -> const char * {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tandem-calibrate: %s needs a value (see --help)\n",
+                     name);
+        std::exit(kExitUsage);
+      }
+      return argv[++i];
+    };
+    if (arg == "--out") {
+      opt.out = value("--out");
+    } else if (arg == "--quick") {
+      opt.quick = true;
+    } else if (arg == "--device") {
+      if (!parseInt(value("--device"), opt.device) || opt.device < 0) {
+        std::fprintf(stderr, "tandem-calibrate: --device must be a "
+                             "non-negative integer, got '%s'\n",
+                     argv[i]);
+        return kExitUsage;
+      }
+    } else if (arg == "--reps") {
+      if (!parseInt(value("--reps"), opt.reps) || opt.reps < 1) {
+        std::fprintf(stderr,
+                     "tandem-calibrate: --reps must be a positive integer, "
+                     "got '%s'\n",
+                     argv[i]);
+        return kExitUsage;
+      }
+    } else if (arg == "--help" || arg == "-h") {
+      printHelp(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr,
+                   "tandem-calibrate: unknown argument '%s' (see --help)\n",
+                   arg.c_str());
+      return kExitUsage;
+    }
+  }
+  if (opt.out.empty()) {
+    std::fprintf(stderr, "tandem-calibrate: --out is required (see --help)\n");
+    return kExitUsage;
+  }
+  // Open the output first: a bad path should fail before minutes of work.
+  std::FILE *out = std::fopen(opt.out.c_str(), "w");
+  if (!out)
+    die("cannot write '" + opt.out + "': " + std::strerror(errno));
+  outputPath = opt.out;
+
+  Environment env = queryEnvironment();
+  if (env.deviceCount == 0)
+    die("no CUDA device: " + env.deviceStatus.message);
+  if (opt.device >= env.deviceCount)
+    die("--device " + std::to_string(opt.device) + " but only " +
+        std::to_string(env.deviceCount) + " device(s) are visible");
+  const DeviceInfo &info = env.devices[opt.device];
+  if (!info.status.ok())
+    die("CUDA device " + std::to_string(opt.device) +
+        " unusable: " + info.status.message);
+
+  Device d;
+  d.ordinal = opt.device;
+  d.sms = info.smCount;
+  d.warmup = opt.quick ? 1 : 2;
+  d.reps = opt.reps ? opt.reps : (opt.quick ? 3 : 10);
+  check(cudaSetDevice(d.ordinal), "cudaSetDevice");
+  int leastPriority = 0, greatestPriority = 0;
+  check(cudaDeviceGetStreamPriorityRange(&leastPriority, &greatestPriority),
+        "cudaDeviceGetStreamPriorityRange");
+  check(cudaStreamCreateWithPriority(&d.compute, cudaStreamNonBlocking,
+                                     leastPriority),
+        "cudaStreamCreateWithPriority");
+  check(cudaStreamCreateWithPriority(&d.comm, cudaStreamNonBlocking,
+                                     greatestPriority),
+        "cudaStreamCreateWithPriority");
+  for (cudaEvent_t &e : d.ev)
+    check(cudaEventCreate(&e), "cudaEventCreate");
+  if (cublasLtCreate(&d.blas.handle) != CUBLAS_STATUS_SUCCESS)
+    die("cublasLtCreate failed");
+  d.blas.workspaceBytes = 32ll << 20; // cuBLASLt's recommendation for Hopper
+  d.blas.workspace = deviceAlloc(d.blas.workspaceBytes, "cudaMalloc workspace");
+
+  // What is measured. SM targets and CTA counts follow the device's SM
+  // count; the shapes are those of TP transformer layers (hidden 8192 with
+  // TP 4-8: qkv, attention projection, MLP up and down, an untiled MLP)
+  // plus the 8192^3 square of shared/data/h200-probe.md.
+  std::vector<int> ctas = opt.quick ? std::vector<int>{16, 32}
+                                    : std::vector<int>{8, 16, 24, 32};
+  ctas.erase(std::remove_if(ctas.begin(), ctas.end(),
+                            [&](int k) { return k >= d.sms; }),
+             ctas.end());
+  if (ctas.empty())
+    die("the device has too few SMs (" + std::to_string(d.sms) +
+        ") for the stand-in's CTA counts");
+  std::vector<int> targets = {0};
+  for (int cut : opt.quick ? std::vector<int>{16} : std::vector<int>{8, 16, 24, 32})
+    if (d.sms - cut >= 1)
+      targets.push_back(d.sms - cut);
+  if (std::find(targets.begin(), targets.end(), d.sms / 2) == targets.end())
+    targets.push_back(d.sms / 2);
+  std::vector<Shape> shapes;
+  if (opt.quick) {
+    shapes = {{2048, 3072, 8192}, {4096, 8192, 1536}};
+  } else {
+    for (int64_t m : {1024, 2048, 4096, 8192})
+      for (Shape nk : {Shape{0, 3072, 8192}, Shape{0, 8192, 1536},
+                       Shape{0, 7168, 8192}, Shape{0, 8192, 7168},
+                       Shape{0, 28672, 8192}})
+        shapes.push_back({m, nk.n, nk.k});
+    shapes.push_back({8192, 8192, 8192});
+  }
+  std::vector<Shape> pairShapes =
+      opt.quick ? std::vector<Shape>{{2048, 3072, 8192}}
+                : std::vector<Shape>{{8192, 8192, 8192},
+                                     {4096, 8192, 7168},
+                                     {2048, 3072, 8192}};
+  // Each side of a pair runs about this long alone.
+  const double pairUs = opt.quick ? 1000.0 : 5000.0;
+  const int64_t copyBytes = opt.quick ? (256ll << 20) : (1ll << 30);
+
+  int64_t maxA = 0, maxB = 0, maxC = 0;
+  for (const std::vector<Shape> *list : {&shapes, &pairShapes})
+    for (const Shape &s : *list) {
+      maxA = std::max(maxA, s.m * s.k);
+      maxB = std::max(maxB, s.k * s.n);
+      maxC = std::max(maxC, s.m * s.n);
+    }
+  d.a = deviceAlloc(2 * maxA, "cudaMalloc A");
+  d.b = deviceAlloc(2 * maxB, "cudaMalloc B");
+  d.c = deviceAlloc(2 * maxC, "cudaMalloc C");
+  // Random data: constant data multiplies ~13% faster on an H200
+  // (docs/cost-model.md), and training data is not constant.
+  fillRandom(d, d.a, maxA, 1);
+  fillRandom(d, d.b, maxB, 2);
+  d.copyElements = (1ll << 30) / 4; // 512 MiB each way: 1 GiB of traffic
+  d.src = deviceAlloc(2 * d.copyElements, "cudaMalloc copy source");
+  d.dst = deviceAlloc(2 * d.copyElements, "cudaMalloc copy destination");
+  fillRandom(d, d.src, d.copyElements, 3);
+  d.scratchBytes = 1ll << 30;
+  d.scratch = deviceAlloc(d.scratchBytes, "cudaMalloc stand-in scratch");
+  d.standinIn = deviceAlloc(2 * kStandinElements, "cudaMalloc stand-in input");
+  d.standinOut = deviceAlloc(2 * kStandinElements, "cudaMalloc stand-in output");
+  fillRandom(d, d.standinIn, kStandinElements, 4);
+  d.tiny = deviceAlloc(64, "cudaMalloc");
+  check(cudaDeviceSynchronize(), "initialisation");
+
+  std::string json = "{\n  \"version\": 1,\n  \"tool\": \"tandem-calibrate\",\n";
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  json += "  \"date\": " + jsonString(date) + ",\n";
+  json += "  \"device\": {\"name\": " + jsonString(info.name) +
+          ", \"sms\": " + std::to_string(d.sms) + ", \"compute_capability\": " +
+          jsonString(std::to_string(info.computeMajor) + "." +
+                     std::to_string(info.computeMinor)) +
+          ", \"memory_bytes\": " + std::to_string(info.totalMemoryBytes) +
+          ", \"cuda_runtime\": " +
+          jsonString(formatCudaVersion(env.cudaRuntimeVersion)) +
+          ", \"cuda_driver\": " +
+          jsonString(formatCudaVersion(env.cudaDriverVersion)) +
+          ", \"cublaslt\": " +
+          jsonString(formatVersion(decodeCublasLtVersion(env.cublasLtVersion))) +
+          "},\n";
+  json += "  \"settings\": {\"quick\": " + std::string(opt.quick ? "true" : "false") +
+          ", \"reps\": " + std::to_string(d.reps) +
+          ", \"warmup\": " + std::to_string(d.warmup) +
+          ", \"pair_target_us\": " + num(pairUs) + "},\n";
+
+  // Launch overhead: empty (one-element) kernels queued back to back.
+  {
+    const int kernels = 200;
+    double us = timeAlone(d, d.compute, [&](cudaStream_t s) {
+      std::string error;
+      for (int i = 0; i < kernels; ++i)
+        checkLaunch(launchFill(d.tiny, DType::BF16, 1, 0, 1.0f, s, error),
+                    error);
+    });
+    json += "  \"launch\": {\"kernels\": " + std::to_string(kernels) +
+            ", \"us\": " + num(us) + "},\n";
+    std::fprintf(stderr, "launch: %.3f us per kernel\n", us / kernels);
+  }
+
+  // HBM: a full-device element-wise copy; bytes = read + written.
+  json += "  \"hbm\": [";
+  {
+    bool first = true;
+    for (int64_t elements : {d.copyElements / 4, d.copyElements}) {
+      double us = timeAlone(d, d.compute, copyWork(d, elements, 1));
+      int64_t bytes = 4 * elements;
+      json += std::string(first ? "\n" : ",\n") + "    {\"bytes\": " +
+              std::to_string(bytes) + ", \"us\": " + num(us) + "}";
+      first = false;
+      std::fprintf(stderr, "hbm: %lld bytes in %.1f us (%.0f GB/s)\n",
+                   (long long)bytes, us, bytes / us / 1e3);
+    }
+  }
+  json += "\n  ],\n";
+
+  // Single GEMMs.
+  json += "  \"gemm\": [";
+  {
+    bool first = true;
+    for (const Shape &s : shapes)
+      for (int t : targets) {
+        double us = timeAlone(d, d.compute, gemmWork(d, s.m, s.n, s.k, t, 1));
+        json += std::string(first ? "\n" : ",\n") +
+                "    {\"m\": " + std::to_string(s.m) +
+                ", \"n\": " + std::to_string(s.n) +
+                ", \"k\": " + std::to_string(s.k) +
+                ", \"sm_target\": " + std::to_string(t) +
+                ", \"us\": " + num(us) + "}";
+        first = false;
+        std::fprintf(stderr, "gemm %lldx%lldx%lld target %d: %.1f us\n",
+                     (long long)s.m, (long long)s.n, (long long)s.k, t, us);
+      }
+  }
+  json += "\n  ],\n";
+
+  // The stand-in alone: gives its bandwidth on k CTAs, used to size pairs.
+  std::vector<double> copyBytesPerUs;
+  json += "  \"standalone_copy\": [";
+  for (size_t i = 0; i < ctas.size(); ++i) {
+    double us = timeAlone(d, d.comm, standinWork(d, ctas[i], copyBytes));
+    copyBytesPerUs.push_back(double(copyBytes) / us);
+    json += std::string(i ? ",\n" : "\n") + "    {\"ctas\": " +
+            std::to_string(ctas[i]) + ", \"bytes\": " +
+            std::to_string(copyBytes) + ", \"us\": " + num(us) + "}";
+    std::fprintf(stderr, "stand-in %d CTAs: %.1f us (%.0f GB/s)\n", ctas[i],
+                 us, copyBytes / us / 1e3);
+  }
+  json += "\n  ],\n";
+
+  // Stand-in bytes that take about `us` alone on k CTAs (whole MiB).
+  auto bytesFor = [&](size_t ci, double us) {
+    int64_t mib = int64_t(std::llround(copyBytesPerUs[ci] * us / (1 << 20)));
+    return std::max<int64_t>(1, mib) << 20;
+  };
+
+  // GEMM + stand-in pairs. The GEMM count and the stand-in's bytes are
+  // chosen once per (shape, k) from the all-SM GEMM, so the two SM targets
+  // do the same work and their spans compare directly.
+  json += "  \"pairs\": [";
+  {
+    bool first = true;
+    for (const Shape &s : pairShapes) {
+      double gemmUs =
+          timeAlone(d, d.compute, gemmWork(d, s.m, s.n, s.k, 0, 1));
+      int count = std::max(1, int(std::lround(pairUs / gemmUs)));
+      for (size_t ci = 0; ci < ctas.size(); ++ci) {
+        int k = ctas[ci];
+        int64_t bytes = bytesFor(ci, count * gemmUs);
+        Work copy = standinWork(d, k, bytes);
+        double copyAlone = timeAlone(d, d.comm, copy);
+        for (int target : {0, d.sms - k}) {
+          Work gemms = gemmWork(d, s.m, s.n, s.k, target, count);
+          double gemmAlone = timeAlone(d, d.compute, gemms);
+          Overlap o = timeOverlapped(d, gemms, copy);
+          double serial = timeAlone(d, d.compute, [&](cudaStream_t st) {
+            gemms(st);
+            copy(st);
+          });
+          json += std::string(first ? "\n" : ",\n") +
+                  "    {\"m\": " + std::to_string(s.m) +
+                  ", \"n\": " + std::to_string(s.n) +
+                  ", \"k\": " + std::to_string(s.k) +
+                  ", \"gemm_count\": " + std::to_string(count) +
+                  ", \"gemm_sm_target\": " + std::to_string(target) +
+                  ", \"comm_ctas\": " + std::to_string(k) +
+                  ", \"bytes\": " + std::to_string(bytes) +
+                  ", \"gemm_alone_us\": " + num(gemmAlone) +
+                  ", \"copy_alone_us\": " + num(copyAlone) +
+                  ", \"gemm_overlapped_us\": " + num(o.primaryUs) +
+                  ", \"copy_overlapped_us\": " + num(o.copyUs) +
+                  ", \"span_us\": " + num(o.spanUs) +
+                  ", \"serial_us\": " + num(serial) + "}";
+          first = false;
+          std::fprintf(stderr,
+                       "pair %lldx%lldx%lld x%d target %d, %d CTAs: span "
+                       "%.1f us, serial %.1f us\n",
+                       (long long)s.m, (long long)s.n, (long long)s.k, count,
+                       target, k, o.spanUs, serial);
+        }
+      }
+    }
+  }
+  json += "\n  ],\n";
+
+  // Element-wise copy + stand-in pairs: the memory_slowdown column.
+  json += "  \"memory_pairs\": [";
+  {
+    const int64_t elements = d.copyElements;
+    const int64_t memBytes = 4 * elements;
+    double memUs = timeAlone(d, d.compute, copyWork(d, elements, 1));
+    int count = std::max(1, int(std::lround(pairUs / memUs)));
+    Work mem = copyWork(d, elements, count);
+    double memAlone = timeAlone(d, d.compute, mem);
+    for (size_t ci = 0; ci < ctas.size(); ++ci) {
+      int64_t bytes = bytesFor(ci, count * memUs);
+      Work copy = standinWork(d, ctas[ci], bytes);
+      double copyAlone = timeAlone(d, d.comm, copy);
+      Overlap o = timeOverlapped(d, mem, copy);
+      double serial = timeAlone(d, d.compute, [&](cudaStream_t st) {
+        mem(st);
+        copy(st);
+      });
+      json += std::string(ci ? ",\n" : "\n") +
+              "    {\"comm_ctas\": " + std::to_string(ctas[ci]) +
+              ", \"bytes\": " + std::to_string(bytes) +
+              ", \"mem_bytes\": " + std::to_string(memBytes) +
+              ", \"mem_count\": " + std::to_string(count) +
+              ", \"mem_alone_us\": " + num(memAlone) +
+              ", \"copy_alone_us\": " + num(copyAlone) +
+              ", \"mem_overlapped_us\": " + num(o.primaryUs) +
+              ", \"copy_overlapped_us\": " + num(o.copyUs) +
+              ", \"span_us\": " + num(o.spanUs) +
+              ", \"serial_us\": " + num(serial) + "}";
+      std::fprintf(stderr,
+                   "memory pair x%d, %d CTAs: span %.1f us, serial %.1f us\n",
+                   count, ctas[ci], o.spanUs, serial);
+    }
+  }
+  json += "\n  ]\n}\n";
+
+  if (std::fputs(json.c_str(), out) < 0 || std::fclose(out) != 0)
+    die("cannot write '" + opt.out + "': " + std::strerror(errno));
+  std::fprintf(stderr, "wrote %s\n", opt.out.c_str());
+  return 0;
+}

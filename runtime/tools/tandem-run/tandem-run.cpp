@@ -1,0 +1,716 @@
+//===- tandem-run.cpp - Execute a Tandem plan on GPUs ---------------------===//
+//
+// Runs a plan (tandem-opt --tandem-export-plan) for warm-up and timed
+// iterations and prints the median step time, the measured exposed
+// communication and the simulator's prediction stored in the plan. With
+// --check it also runs the unscheduled reference plan on the same inputs and
+// compares every output. One thread per GPU on one node; one process per
+// rank under an MPI launcher when built with MPI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/runtime/Executor.h"
+#include "tandem/runtime/Plan.h"
+
+#include <cuda_runtime_api.h>
+
+#ifdef TANDEM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace tandem::runtime;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitError = 1;
+constexpr int kExitCheckFailed = 3;
+
+void printHelp(std::FILE *out) {
+  std::fputs(
+      "usage: tandem-run PLAN.json [options]\n"
+      "\n"
+      "Executes a Tandem execution plan and reports its step time.\n"
+      "\n"
+      "  --warmup N              warm-up iterations (default 3)\n"
+      "  --iters N               timed iterations; the median is reported "
+      "(default 10)\n"
+      "  --gpus N                ranks as threads on GPUs 0..N-1 of this node\n"
+      "                          (default: the plan's group size)\n"
+      "  --standin-collectives   single-GPU mode: run one rank's program and\n"
+      "                          replace every collective by device copies of\n"
+      "                          the same byte volume (NOT communication)\n"
+      "  --standin-rank R        the rank whose program the stand-in mode runs\n"
+      "                          (default 0)\n"
+      "  --check                 also run --reference and compare all outputs\n"
+      "  --reference REF.json    the unscheduled reference plan for --check\n"
+      "  --trace FILE            Chrome trace: measured steps of rank 0 next\n"
+      "                          to the plan's predicted timeline\n"
+      "  --json FILE             machine-readable report\n"
+      "  --graph                 capture the step in a CUDA graph (no per-op\n"
+      "                          timing)\n"
+      "  --sync-each-step        synchronise after every step (debugging: an\n"
+      "                          execution error then names its op)\n"
+      "  --timeout S             abort if a step takes longer (default 300)\n"
+      "  --seed S                input seed (default 1)\n"
+      "  --device D              first GPU to use (default 0)\n"
+      "\n"
+      "Exit codes: 0 success, 1 runtime error, 2 usage or plan error,\n"
+      "3 --check found a mismatch.\n",
+      out);
+}
+
+struct Options {
+  std::string planPath, referencePath, tracePath, jsonPath;
+  int warmup = 3, iters = 10, gpus = 0, device = 0, standinRank = 0;
+  bool standin = false, check = false, graph = false, syncEach = false;
+  double timeout = 300;
+  uint64_t seed = 1;
+};
+
+bool parseInt(const char *text, long long min, long long &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 10);
+  if (errno || !end || *end || v < min)
+    return false;
+  out = v;
+  return true;
+}
+
+int parseArgs(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *name) -> const char * {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tandem-run: %s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    auto integer = [&](const char *name, long long min, int &out) {
+      const char *v = value(name);
+      long long n;
+      if (!v)
+        return false;
+      if (!parseInt(v, min, n)) {
+        std::fprintf(stderr, "tandem-run: %s needs an integer >= %lld, got '%s'\n",
+                     name, min, v);
+        return false;
+      }
+      out = static_cast<int>(n);
+      return true;
+    };
+    if (a == "--help" || a == "-h") {
+      printHelp(stdout);
+      std::exit(0);
+    } else if (a == "--warmup") {
+      if (!integer("--warmup", 0, o.warmup))
+        return kExitUsage;
+    } else if (a == "--iters") {
+      if (!integer("--iters", 1, o.iters))
+        return kExitUsage;
+    } else if (a == "--gpus") {
+      if (!integer("--gpus", 1, o.gpus))
+        return kExitUsage;
+    } else if (a == "--device") {
+      if (!integer("--device", 0, o.device))
+        return kExitUsage;
+    } else if (a == "--standin-rank") {
+      if (!integer("--standin-rank", 0, o.standinRank))
+        return kExitUsage;
+    } else if (a == "--seed") {
+      int s;
+      if (!integer("--seed", 0, s))
+        return kExitUsage;
+      o.seed = s;
+    } else if (a == "--timeout") {
+      const char *v = value("--timeout");
+      if (!v)
+        return kExitUsage;
+      char *end = nullptr;
+      o.timeout = std::strtod(v, &end);
+      if (!end || *end || !(o.timeout > 0)) {
+        std::fprintf(stderr, "tandem-run: --timeout needs seconds > 0, got '%s'\n", v);
+        return kExitUsage;
+      }
+    } else if (a == "--standin-collectives") {
+      o.standin = true;
+    } else if (a == "--check") {
+      o.check = true;
+    } else if (a == "--graph") {
+      o.graph = true;
+    } else if (a == "--sync-each-step") {
+      o.syncEach = true;
+    } else if (a == "--reference") {
+      const char *v = value("--reference");
+      if (!v)
+        return kExitUsage;
+      o.referencePath = v;
+    } else if (a == "--trace") {
+      const char *v = value("--trace");
+      if (!v)
+        return kExitUsage;
+      o.tracePath = v;
+    } else if (a == "--json") {
+      const char *v = value("--json");
+      if (!v)
+        return kExitUsage;
+      o.jsonPath = v;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "tandem-run: unknown option '%s' (see --help)\n",
+                   a.c_str());
+      return kExitUsage;
+    } else if (o.planPath.empty()) {
+      o.planPath = a;
+    } else {
+      std::fprintf(stderr, "tandem-run: more than one plan given ('%s')\n",
+                   a.c_str());
+      return kExitUsage;
+    }
+  }
+  if (o.planPath.empty()) {
+    std::fprintf(stderr, "tandem-run: no plan given (see --help)\n");
+    return kExitUsage;
+  }
+  if (o.check && o.referencePath.empty()) {
+    std::fprintf(stderr, "tandem-run: --check needs --reference REF.json\n");
+    return kExitUsage;
+  }
+  if (!o.check && !o.referencePath.empty()) {
+    std::fprintf(stderr, "tandem-run: --reference is only used with --check\n");
+    return kExitUsage;
+  }
+  return 0;
+}
+
+/// Ranks a plan needs: its groups' size (all groups must agree).
+int planRanks(const Plan &plan, std::string &error) {
+  int ranks = 1;
+  for (const Group &g : plan.groups) {
+    if (ranks != 1 && g.size != ranks) {
+      error = "groups of different sizes (" + std::to_string(ranks) + " and " +
+              std::to_string(g.size) +
+              ") are not supported; every group must span all ranks";
+      return 0;
+    }
+    ranks = static_cast<int>(g.size);
+  }
+  return ranks;
+}
+
+/// Whether the optimized plan computes every value exactly as the
+/// reference: no chunking, no ring exchange, no SM-count target, no CTA
+/// budget (each may change a kernel's reduction order).
+bool expectsBitwise(const Plan &plan, std::string &why) {
+  for (const Step &s : plan.steps) {
+    if (s.kind == StepKind::Slice || s.kind == StepKind::Concat ||
+        s.kind == StepKind::RingConcat) {
+      why = "the plan splits ops into chunks";
+      return false;
+    }
+    if (s.kind == StepKind::Collective &&
+        s.collective == CollectiveKind::Permute) {
+      why = "the plan decomposes collectives into ring steps";
+      return false;
+    }
+    if (s.smTarget > 0) {
+      why = "the plan sets cuBLASLt SM-count targets (other kernels)";
+      return false;
+    }
+    if (s.commSms > 0) {
+      why = "the plan sets NCCL CTA budgets (other reduction order)";
+      return false;
+    }
+  }
+  for (const Buffer &b : plan.buffers)
+    if (b.role == Buffer::Role::View) {
+      why = "the plan splits ops into chunks";
+      return false;
+    }
+  return true;
+}
+
+struct RankResult {
+  bool ok = true;
+  std::string error;
+  std::vector<double> stepUs;
+  RunResult last;
+  std::vector<std::vector<uint8_t>> outputs, referenceOutputs;
+  int64_t deviceBytes = 0;
+};
+
+struct Shared {
+  std::vector<std::string> ids, referenceIds;
+};
+
+bool runPlan(const Plan &plan, const Options &o, int rank, int world,
+             int device, const std::vector<std::string> &ids, int iters, int warmup,
+             bool timeSteps, RankResult &r,
+             std::vector<std::vector<uint8_t>> &outputs) {
+  ExecutorOptions eo;
+  eo.device = device;
+  eo.mode = o.standin ? CollectiveMode::Standin : CollectiveMode::Nccl;
+  eo.rank = o.standin ? o.standinRank : rank;
+  eo.worldSize = world;
+  eo.communicatorIds = ids;
+  eo.timeSteps = timeSteps && !o.graph;
+  eo.syncEachStep = o.syncEach;
+  eo.cudaGraph = o.graph;
+  eo.timeoutSeconds = o.timeout;
+  std::string error;
+  std::unique_ptr<Executor> ex = Executor::create(plan, eo, error);
+  if (!ex || !ex->initialiseInputs(o.seed, error)) {
+    r.ok = false;
+    r.error = error;
+    return false;
+  }
+  r.deviceBytes = std::max(r.deviceBytes, ex->deviceBytes());
+  // Outputs come from the first run: later iterations overwrite them with
+  // the same values, but accumulating plans must compare one step.
+  for (int i = 0; i < warmup + iters; ++i) {
+    RunResult res;
+    if (!ex->run(res, error)) {
+      r.ok = false;
+      r.error = error;
+      return false;
+    }
+    if (i == 0 && !ex->readOutputs(outputs, error)) {
+      r.ok = false;
+      r.error = error;
+      return false;
+    }
+    if (i >= warmup && timeSteps) {
+      r.stepUs.push_back(res.stepUs);
+      r.last = res;
+    }
+  }
+  return true;
+}
+
+void rankMain(const Plan &plan, const Plan *reference, const Options &o,
+              int rank, int world, int device, const Shared &shared,
+              RankResult &r) {
+  if (!runPlan(plan, o, rank, world, device, shared.ids, o.iters, o.warmup,
+               true, r, r.outputs))
+    return;
+  if (reference)
+    runPlan(*reference, o, rank, world, device, shared.referenceIds, 0, 1,
+            false, r, r.referenceOutputs);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Time during which no compute step runs on any stream.
+double exposedCommunication(const Plan &plan, const RunResult &r) {
+  std::vector<std::pair<double, double>> busy;
+  for (size_t i = 0; i < plan.steps.size() && i < r.steps.size(); ++i) {
+    StepKind k = plan.steps[i].kind;
+    if (k == StepKind::Collective || k == StepKind::Sync)
+      continue;
+    busy.push_back({r.steps[i].startUs, r.steps[i].endUs});
+  }
+  std::sort(busy.begin(), busy.end());
+  double covered = 0, end = 0;
+  for (auto [b, e] : busy) {
+    b = std::max(b, end);
+    if (e > b) {
+      covered += e - b;
+      end = e;
+    }
+  }
+  double commTotal = 0;
+  for (size_t i = 0; i < plan.steps.size() && i < r.steps.size(); ++i)
+    if (plan.steps[i].kind == StepKind::Collective)
+      commTotal += r.steps[i].endUs - r.steps[i].startUs;
+  if (commTotal == 0)
+    return 0;
+  return std::max(0.0, r.stepUs - covered);
+}
+
+struct Comparison {
+  std::string name;
+  bool bitwise = false, ok = false;
+  double relL2 = 0, maxAbs = 0;
+  int64_t nonFinite = 0;
+};
+
+std::vector<Comparison> compare(const Plan &plan, const Plan &reference,
+                                const RankResult &r, bool wantBitwise,
+                                std::string &error) {
+  std::vector<Comparison> out;
+  if (plan.outputs.size() != reference.outputs.size()) {
+    error = "the plans have " + std::to_string(plan.outputs.size()) + " and " +
+            std::to_string(reference.outputs.size()) + " outputs";
+    return out;
+  }
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const Buffer &a = plan.buffers[plan.outputs[i]];
+    const Buffer &b = reference.buffers[reference.outputs[i]];
+    if (a.shape != b.shape || a.type != b.type) {
+      error = "output " + std::to_string(i) +
+              " differs in shape or element type between the plans";
+      return {};
+    }
+    Comparison c;
+    c.name = "output " + std::to_string(i);
+    c.bitwise = r.outputs[i] == r.referenceOutputs[i];
+    std::vector<float> x = toFloat(r.outputs[i], a.type);
+    std::vector<float> y = toFloat(r.referenceOutputs[i], b.type);
+    double diff2 = 0, ref2 = 0;
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (!std::isfinite(x[k]) || !std::isfinite(y[k])) {
+        if (!(std::isfinite(x[k]) == std::isfinite(y[k])))
+          ++c.nonFinite;
+        continue;
+      }
+      double d = static_cast<double>(x[k]) - y[k];
+      diff2 += d * d;
+      ref2 += static_cast<double>(y[k]) * y[k];
+      c.maxAbs = std::max(c.maxAbs, std::fabs(d));
+    }
+    c.relL2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+    double tol = a.type == DType::F32 ? 1e-4 : a.type == DType::F16 ? 5e-3
+                                                                     : 1e-2;
+    c.ok = wantBitwise ? c.bitwise : (c.nonFinite == 0 && c.relL2 <= tol);
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string jsonEscape(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      o += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      o += buf;
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+
+bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
+                int rank) {
+  std::ofstream out(path);
+  if (!out)
+    return false;
+  out << "{\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&]() {
+    if (!first)
+      out << ",\n";
+    first = false;
+  };
+  for (int pid = 0; pid < 2; ++pid) {
+    if (pid == 1 && !plan.prediction)
+      break;
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
+        << ",\"args\":{\"name\":\""
+        << (pid == 0 ? "measured @" : "predicted @") << jsonEscape(plan.function)
+        << (pid == 0 ? " rank " + std::to_string(rank) : std::string())
+        << "\"}}";
+    for (int64_t s = 0; s < plan.numStreams; ++s) {
+      sep();
+      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid
+          << ",\"tid\":" << s << ",\"args\":{\"name\":\""
+          << jsonEscape(s < static_cast<int64_t>(plan.streamNames.size())
+                            ? plan.streamNames[s]
+                            : "stream " + std::to_string(s))
+          << "\"}}";
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const Step &st = plan.steps[i];
+      double ts, dur;
+      if (pid == 0) {
+        if (i >= r.steps.size())
+          break;
+        ts = r.steps[i].startUs;
+        dur = r.steps[i].endUs - r.steps[i].startUs;
+      } else {
+        if (st.predictedStartUs < 0)
+          continue;
+        ts = st.predictedStartUs;
+        dur = st.predictedDurationUs;
+      }
+      sep();
+      std::string name = st.name + (st.label.empty() ? "" : " " + st.label);
+      out << "{\"ph\":\"X\",\"name\":\"" << jsonEscape(name)
+          << "\",\"cat\":\"" << stepKindName(st.kind) << "\",\"pid\":" << pid
+          << ",\"tid\":" << st.stream << ",\"ts\":" << ts
+          << ",\"dur\":" << dur << ",\"args\":{\"step\":" << i << "}}";
+    }
+  }
+  out << "\n],\"displayTimeUnit\":\"ms\"}\n";
+  return static_cast<bool>(out);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int rc = parseArgs(argc, argv, o))
+    return rc;
+
+  int mpiRank = 0, mpiSize = 1;
+  bool underMpi = false;
+#ifdef TANDEM_HAVE_MPI
+  underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") ||
+             std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+  if (underMpi) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpiRank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpiSize);
+  }
+#endif
+
+  std::string error;
+  std::optional<Plan> plan = readPlanFile(o.planPath, error);
+  if (!plan) {
+    std::fprintf(stderr, "tandem-run: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  std::optional<Plan> reference;
+  if (o.check) {
+    reference = readPlanFile(o.referencePath, error);
+    if (!reference) {
+      std::fprintf(stderr, "tandem-run: %s\n", error.c_str());
+      return kExitUsage;
+    }
+    if (reference->inputs.size() != plan->inputs.size()) {
+      std::fprintf(stderr,
+                   "tandem-run: --check: the plans have %zu and %zu inputs\n",
+                   plan->inputs.size(), reference->inputs.size());
+      return kExitUsage;
+    }
+    for (size_t i = 0; i < plan->inputs.size(); ++i) {
+      const Buffer &a = plan->buffers[plan->inputs[i]];
+      const Buffer &b = reference->buffers[reference->inputs[i]];
+      if (a.shape != b.shape || a.type != b.type) {
+        std::fprintf(stderr,
+                     "tandem-run: --check: input %zu differs in shape or "
+                     "element type between the plans\n",
+                     i);
+        return kExitUsage;
+      }
+    }
+  }
+
+  int ranks = planRanks(*plan, error);
+  if (!ranks) {
+    std::fprintf(stderr, "tandem-run: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  int world = o.standin ? 1 : (underMpi ? mpiSize : (o.gpus ? o.gpus : ranks));
+  if (!o.standin && world != ranks) {
+    std::fprintf(stderr,
+                 "tandem-run: the plan's groups have %d ranks but the run has "
+                 "%d; run one rank per GPU (--gpus %d, or mpirun -n %d), or "
+                 "use --standin-collectives to run one rank's program on one "
+                 "GPU\n",
+                 ranks, world, ranks, ranks);
+    return kExitUsage;
+  }
+  int devices = 0;
+  cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "tandem-run: no usable CUDA device: %s\n",
+                 e == cudaSuccess ? "none visible" : cudaGetErrorString(e));
+    return kExitError;
+  }
+  int localRanks = underMpi || o.standin ? 1 : world;
+  if (!underMpi && o.device + localRanks > devices) {
+    std::fprintf(stderr,
+                 "tandem-run: %d rank(s) need GPUs %d..%d but this node has "
+                 "%d GPU(s); use --standin-collectives to run one rank's "
+                 "program on one GPU\n",
+                 localRanks, o.device, o.device + localRanks - 1, devices);
+    return kExitError;
+  }
+
+  // Communicator ids: made by rank 0, shared with the other threads or
+  // broadcast over MPI.
+  Shared shared;
+  if (!o.standin) {
+    auto makeIds = [&](const Plan &p, std::vector<std::string> &ids) {
+      ids.clear();
+      for (size_t k = 0; k < communicatorKeys(p).size(); ++k) {
+        std::string id(kCommIdBytes, '\0');
+        if (mpiRank == 0 && !newCommunicatorId(id, error))
+          return false;
+#ifdef TANDEM_HAVE_MPI
+        if (underMpi)
+          MPI_Bcast(id.data(), kCommIdBytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+#endif
+        ids.push_back(id);
+      }
+      return true;
+    };
+    if (!makeIds(*plan, shared.ids) ||
+        (reference && !makeIds(*reference, shared.referenceIds))) {
+      std::fprintf(stderr, "tandem-run: %s\n", error.c_str());
+      return kExitError;
+    }
+  }
+
+  std::vector<RankResult> results(localRanks);
+  if (underMpi) {
+    // One process per rank: ranks on one node take consecutive GPUs.
+    const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    int device = (local ? std::atoi(local) : mpiRank) % devices;
+    rankMain(*plan, reference ? &*reference : nullptr, o, mpiRank, world,
+             device, shared, results[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < localRanks; ++r)
+      threads.emplace_back([&, r] {
+        rankMain(*plan, reference ? &*reference : nullptr, o, r, world,
+                 o.device + r, shared, results[r]);
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+  for (size_t r = 0; r < results.size(); ++r)
+    if (!results[r].ok) {
+      std::fprintf(stderr, "tandem-run: rank %d: %s\n",
+                   underMpi ? mpiRank : static_cast<int>(r),
+                   results[r].error.c_str());
+#ifdef TANDEM_HAVE_MPI
+      if (underMpi)
+        MPI_Abort(MPI_COMM_WORLD, kExitError);
+#endif
+      return kExitError;
+    }
+
+  const RankResult &r0 = results[0];
+  double med = median(r0.stepUs);
+  double exposed = exposedCommunication(*plan, r0.last);
+  bool print = !underMpi || mpiRank == 0;
+  if (print) {
+    std::printf("plan %s: @%s, %zu steps on %lld stream(s), %d rank(s)%s\n",
+                o.planPath.c_str(), plan->function.c_str(), plan->steps.size(),
+                static_cast<long long>(plan->numStreams),
+                o.standin ? 1 : world,
+                o.standin ? " [SINGLE-GPU STAND-IN: collectives are device "
+                            "copies, not communication]"
+                          : "");
+    std::printf("  step time (median of %d)  %10.3f ms%s\n", o.iters,
+                med / 1000.0, o.graph ? " (CUDA graph)" : "");
+    if (!o.graph)
+      std::printf("  exposed communication    %10.3f ms%s\n", exposed / 1000.0,
+                  o.standin ? " (of the stand-in copies)" : "");
+    if (plan->prediction) {
+      const Prediction &p = *plan->prediction;
+      std::printf("  predicted span           %10.3f ms (simulator, target %s);"
+                  " measured/predicted %.3f\n",
+                  p.spanUs / 1000.0, p.target.c_str(),
+                  p.spanUs > 0 ? med / p.spanUs : 0.0);
+      std::printf("  predicted exposed comm   %10.3f ms\n",
+                  p.exposedCommUs / 1000.0);
+      std::printf("  bound max(comp, comm)    %10.3f ms (predicted); "
+                  "measured/bound %.3f\n",
+                  p.boundUs / 1000.0, p.boundUs > 0 ? med / p.boundUs : 0.0);
+    }
+    std::printf("  device memory            %10.3f GiB\n",
+                r0.deviceBytes / double(1ll << 30));
+  }
+
+  int rc = 0;
+  std::string checkText;
+  if (o.check) {
+    std::string why;
+    bool bitwise = expectsBitwise(*plan, why);
+    bool allOk = true;
+    std::ostringstream report;
+    for (size_t r = 0; r < results.size(); ++r) {
+      std::string cmpError;
+      std::vector<Comparison> cmp =
+          compare(*plan, *reference, results[r], bitwise, cmpError);
+      if (!cmpError.empty()) {
+        std::fprintf(stderr, "tandem-run: --check: %s\n", cmpError.c_str());
+        return kExitUsage;
+      }
+      for (const Comparison &c : cmp) {
+        allOk &= c.ok;
+        if (!c.ok || print)
+          report << "  check rank " << (underMpi ? mpiRank : int(r)) << " "
+                 << c.name << ": " << (c.ok ? "ok" : "MISMATCH")
+                 << (c.bitwise ? " (bitwise equal)" : "")
+                 << " rel_l2 " << c.relL2 << " max_abs " << c.maxAbs
+                 << (c.nonFinite ? " non-finite mismatches " +
+                                       std::to_string(c.nonFinite)
+                                 : "")
+                 << "\n";
+      }
+    }
+    checkText = report.str();
+    std::printf("%s", checkText.c_str());
+    std::printf("  check: %s (%s)\n", allOk ? "PASSED" : "FAILED",
+                bitwise ? "bitwise: the plan only reorders and overlaps"
+                        : ("tolerance rel_l2 <= 1e-2 bf16 / 5e-3 f16 / "
+                           "1e-4 f32: " +
+                           why)
+                              .c_str());
+    if (!allOk)
+      rc = kExitCheckFailed;
+  }
+
+  if (print && !o.tracePath.empty()) {
+    if (o.graph)
+      std::fprintf(stderr, "tandem-run: --trace needs per-op timing, which "
+                           "--graph disables; no trace written\n");
+    else if (!writeTrace(o.tracePath, *plan, r0.last, underMpi ? mpiRank : 0)) {
+      std::fprintf(stderr, "tandem-run: cannot write trace '%s'\n",
+                   o.tracePath.c_str());
+      rc = rc ? rc : kExitError;
+    }
+  }
+  if (print && !o.jsonPath.empty()) {
+    std::ofstream out(o.jsonPath);
+    out << "{\n \"plan\": \"" << jsonEscape(o.planPath) << "\",\n"
+        << " \"mode\": \"" << (o.standin ? "standin" : "nccl") << "\",\n"
+        << " \"ranks\": " << (o.standin ? 1 : world) << ",\n"
+        << " \"median_step_us\": " << med << ",\n"
+        << " \"exposed_comm_us\": " << exposed << ",\n"
+        << " \"step_us\": [";
+    for (size_t i = 0; i < r0.stepUs.size(); ++i)
+      out << (i ? ", " : "") << r0.stepUs[i];
+    out << "],\n";
+    if (plan->prediction)
+      out << " \"predicted_span_us\": " << plan->prediction->spanUs << ",\n"
+          << " \"predicted_exposed_comm_us\": "
+          << plan->prediction->exposedCommUs << ",\n"
+          << " \"bound_us\": " << plan->prediction->boundUs << ",\n";
+    out << " \"check\": "
+        << (o.check ? (rc == 0 ? "\"passed\"" : "\"failed\"") : "null")
+        << "\n}\n";
+  }
+#ifdef TANDEM_HAVE_MPI
+  if (underMpi)
+    MPI_Finalize();
+#endif
+  return rc;
+}

@@ -1,0 +1,1024 @@
+//===- KernelsTest.cpp - Compute launches against CPU references ----------===//
+//
+// Every launch of Kernels.h on small shapes, compared with a straightforward
+// CPU reference computed in double from the same (already rounded) inputs,
+// plus bitwise determinism across runs. The GPU tests skip, naming the
+// reason, where no usable CUDA device is present (build hosts); the few
+// tests of pure host-side logic (argument checks, byte accounting) run
+// everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/runtime/Kernels.h"
+
+#include "../lib/KernelsInternal.h"
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace tandem::runtime;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Host-side helpers
+//===----------------------------------------------------------------------===//
+
+/// Whether kernels of this build run here; `reason` says why not.
+bool gpuUsable(std::string &reason) {
+  static std::string cachedReason;
+  static int cached = -1;
+  if (cached < 0) {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      cachedReason = std::string("no usable CUDA device: cudaGetDeviceCount "
+                                 "returned ") +
+                     cudaGetErrorName(status);
+      cudaGetLastError();
+    } else if (count == 0) {
+      cachedReason = "no usable CUDA device: cudaGetDeviceCount found none";
+    } else {
+      // Also catches a GPU the build's CMAKE_CUDA_ARCHITECTURES do not cover.
+      void *probe = nullptr;
+      std::string error;
+      if (cudaMalloc(&probe, 64) != cudaSuccess) {
+        cachedReason = "no usable CUDA device: cudaMalloc failed";
+      } else if (!launchFill(probe, DType::F32, 16, 1, 1.0f, nullptr, error)) {
+        cachedReason = "kernels of this build cannot run here: " + error;
+      } else if (cudaError_t sync = cudaDeviceSynchronize();
+                 sync != cudaSuccess) {
+        cachedReason = std::string("kernels of this build cannot run here: ") +
+                       cudaGetErrorName(sync);
+      }
+      if (probe)
+        cudaFree(probe);
+      cudaGetLastError();
+    }
+    cached = cachedReason.empty() ? 1 : 0;
+  }
+  reason = cachedReason;
+  return cached == 1;
+}
+
+int64_t typeBytes(DType type) { return dtypeBytes(type); }
+
+/// Rounds to `type` (nearest even) and back.
+float roundTo(DType type, float value) {
+  switch (type) {
+  case DType::BF16:
+    return __bfloat162float(__float2bfloat16_rn(value));
+  case DType::F16:
+    return __half2float(__float2half_rn(value));
+  case DType::F32:
+    return value;
+  }
+  return value;
+}
+
+std::vector<uint8_t> encode(DType type, const std::vector<float> &values) {
+  std::vector<uint8_t> bytes(values.size() * typeBytes(type));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type == DType::BF16) {
+      __nv_bfloat16 v = __float2bfloat16_rn(values[i]);
+      std::memcpy(&bytes[2 * i], &v, 2);
+    } else if (type == DType::F16) {
+      __half v = __float2half_rn(values[i]);
+      std::memcpy(&bytes[2 * i], &v, 2);
+    } else {
+      std::memcpy(&bytes[4 * i], &values[i], 4);
+    }
+  }
+  return bytes;
+}
+
+std::vector<float> decode(DType type, const std::vector<uint8_t> &bytes) {
+  size_t count = bytes.size() / typeBytes(type);
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (type == DType::BF16) {
+      __nv_bfloat16 v;
+      std::memcpy(&v, &bytes[2 * i], 2);
+      values[i] = __bfloat162float(v);
+    } else if (type == DType::F16) {
+      __half v;
+      std::memcpy(&v, &bytes[2 * i], 2);
+      values[i] = __half2float(v);
+    } else {
+      std::memcpy(&values[i], &bytes[4 * i], 4);
+    }
+  }
+  return values;
+}
+
+/// Values uniform in [lo, hi), already representable in `type`.
+std::vector<float> randomValues(DType type, size_t count, uint64_t seed,
+                                float lo = -1.0f, float hi = 1.0f) {
+  std::vector<float> values(count);
+  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (float &v : values) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    float unit = static_cast<float>(state >> 40) / static_cast<float>(1 << 24);
+    v = roundTo(type, lo + (hi - lo) * unit);
+  }
+  return values;
+}
+
+/// Unit roundoff of the type (f32: what float arithmetic typically loses).
+double eps(DType type) {
+  switch (type) {
+  case DType::BF16:
+    return 1.0 / 256;
+  case DType::F16:
+    return 1.0 / 2048;
+  case DType::F32:
+    return 1e-6;
+  }
+  return 0;
+}
+
+/// Device buffer owned by the test.
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(int64_t bytes) : bytes_(bytes) {
+    if (bytes > 0)
+      EXPECT_EQ(cudaMalloc(&data_, bytes), cudaSuccess);
+  }
+  DeviceBuffer(DType type, const std::vector<float> &values)
+      : DeviceBuffer(static_cast<int64_t>(values.size()) * typeBytes(type)) {
+    upload(encode(type, values));
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() {
+    if (data_)
+      cudaFree(data_);
+  }
+  void *get() const { return data_; }
+  int64_t bytes() const { return bytes_; }
+  void upload(const std::vector<uint8_t> &bytes) {
+    ASSERT_LE(static_cast<int64_t>(bytes.size()), bytes_);
+    ASSERT_EQ(
+        cudaMemcpy(data_, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+        cudaSuccess);
+  }
+  std::vector<uint8_t> download() const {
+    std::vector<uint8_t> bytes(bytes_);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(bytes.data(), data_, bytes_, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return bytes;
+  }
+  std::vector<float> values(DType type) const {
+    return decode(type, download());
+  }
+
+private:
+  void *data_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+/// Expects |got - want| <= atol + rtol * |want| element-wise; reports the
+/// first few mismatches.
+void expectClose(const std::vector<float> &got, const std::vector<double> &want,
+                 double rtol, double atol, const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int reported = 0, mismatches = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(diff <= atol + rtol * std::fabs(want[i]))) {
+      ++mismatches;
+      if (reported++ < 5)
+        ADD_FAILURE() << what << ": element " << i << " is " << got[i]
+                      << ", expected " << want[i] << " (diff " << diff << ")";
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << what;
+}
+
+double maxAbs(const std::vector<double> &values) {
+  double result = 0;
+  for (double v : values)
+    result = std::max(result, std::fabs(v));
+  return result;
+}
+
+const char *name(DType type) { return dtypeName(type); }
+
+constexpr DType kTypes[] = {DType::BF16, DType::F16, DType::F32};
+
+//===----------------------------------------------------------------------===//
+// Fixture
+//===----------------------------------------------------------------------===//
+
+class KernelsTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string reason;
+    if (!gpuUsable(reason))
+      GTEST_SKIP() << reason;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    ASSERT_EQ(cublasLtCreate(&blas.handle), CUBLAS_STATUS_SUCCESS);
+    blas.workspaceBytes = 32 << 20;
+    ASSERT_EQ(cudaMalloc(&blas.workspace, blas.workspaceBytes), cudaSuccess);
+  }
+  void TearDown() override {
+    if (blas.workspace)
+      cudaFree(blas.workspace);
+    if (blas.handle)
+      cublasLtDestroy(blas.handle);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+  void sync() { ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess); }
+
+  cudaStream_t stream = nullptr;
+  BlasContext blas;
+  std::string error;
+};
+
+//===----------------------------------------------------------------------===//
+// Fill
+//===----------------------------------------------------------------------===//
+
+TEST_F(KernelsTest, FillIsDeterministicCounterBasedAndInRange) {
+  const int64_t count = 10000;
+  const float scale = 0.3f; // Not representable: exercises the range fix.
+  for (DType type : kTypes) {
+    SCOPED_TRACE(name(type));
+    DeviceBuffer a(count * typeBytes(type)), b(count * typeBytes(type)),
+        prefix(100 * typeBytes(type)), other(count * typeBytes(type));
+    ASSERT_TRUE(launchFill(a.get(), type, count, 42, scale, stream, error))
+        << error;
+    ASSERT_TRUE(launchFill(b.get(), type, count, 42, scale, stream, error))
+        << error;
+    ASSERT_TRUE(launchFill(prefix.get(), type, 100, 42, scale, stream, error))
+        << error;
+    ASSERT_TRUE(launchFill(other.get(), type, count, 43, scale, stream, error))
+        << error;
+    std::vector<uint8_t> bytesA = a.download();
+    EXPECT_EQ(bytesA, b.download());
+    std::vector<uint8_t> prefixBytes = prefix.download();
+    EXPECT_TRUE(
+        std::equal(prefixBytes.begin(), prefixBytes.end(), bytesA.begin()))
+        << "element i must depend only on (seed, i)";
+    EXPECT_NE(bytesA, other.download()) << "the seed must matter";
+
+    std::vector<float> values = decode(type, bytesA);
+    double sum = 0, sumSquares = 0;
+    for (float v : values) {
+      ASSERT_GE(v, -scale);
+      ASSERT_LT(v, scale);
+      sum += v;
+      sumSquares += double(v) * v;
+    }
+    // Uniform on [-s, s): mean 0, variance s^2 / 3.
+    EXPECT_NEAR(sum / count, 0.0, 0.02);
+    EXPECT_NEAR(sumSquares / count, scale * scale / 3, 0.005);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+constexpr double kPi = 3.14159265358979323846;
+
+double geluRef(double x) {
+  const double k = std::sqrt(2.0 / kPi);
+  return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+double geluGradRef(double x) {
+  const double k = std::sqrt(2.0 / kPi);
+  double t = std::tanh(k * (x + 0.044715 * x * x * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
+}
+double sigmoidRef(double x) { return 1 / (1 + std::exp(-x)); }
+double siluRef(double x) { return x * sigmoidRef(x); }
+double siluGradRef(double x) {
+  double s = sigmoidRef(x);
+  return s + x * s * (1 - s);
+}
+
+struct ElementwiseCase {
+  ElementwiseKind kind;
+  DType a, b, out;
+};
+
+TEST_F(KernelsTest, ElementwiseMatchesReference) {
+  const int64_t rows = 37, cols = 64;
+  std::vector<ElementwiseCase> cases;
+  for (DType t : kTypes) {
+    for (ElementwiseKind kind :
+         {ElementwiseKind::Add, ElementwiseKind::Mul, ElementwiseKind::Copy,
+          ElementwiseKind::Gelu, ElementwiseKind::GeluGrad,
+          ElementwiseKind::Silu, ElementwiseKind::Swiglu,
+          ElementwiseKind::SwigluGrad})
+      cases.push_back({kind, t, t, t});
+  }
+  // Mixed types and casts.
+  cases.push_back({ElementwiseKind::Add, DType::BF16, DType::F32, DType::F32});
+  cases.push_back({ElementwiseKind::Add, DType::F32, DType::BF16, DType::BF16});
+  cases.push_back({ElementwiseKind::Mul, DType::F16, DType::BF16, DType::F32});
+  cases.push_back(
+      {ElementwiseKind::GeluGrad, DType::BF16, DType::F32, DType::BF16});
+  cases.push_back(
+      {ElementwiseKind::SwigluGrad, DType::F32, DType::BF16, DType::BF16});
+  cases.push_back(
+      {ElementwiseKind::Swiglu, DType::BF16, DType::BF16, DType::F32});
+  cases.push_back({ElementwiseKind::Gelu, DType::F32, DType::F32, DType::BF16});
+  for (DType from : kTypes)
+    for (DType to : kTypes)
+      cases.push_back({ElementwiseKind::Cast, from, from, to});
+
+  for (const ElementwiseCase &c : cases) {
+    std::string what = std::string(elementwiseKindName(c.kind)) + " " +
+                       name(c.a) + "," + name(c.b) + "->" + name(c.out);
+    SCOPED_TRACE(what);
+    int64_t aCount = rows * cols, bCount = rows * cols;
+    if (c.kind == ElementwiseKind::Swiglu)
+      aCount = rows * 2 * cols;
+    if (c.kind == ElementwiseKind::SwigluGrad)
+      aCount = rows * cols / 2;
+    std::vector<float> a = randomValues(c.a, aCount, 1, -3, 3);
+    std::vector<float> b = randomValues(c.b, bCount, 2, -3, 3);
+    DeviceBuffer da(c.a, a), db(c.b, b), out(rows * cols * typeBytes(c.out));
+    std::vector<double> want(rows * cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < cols; ++j) {
+        int64_t i = r * cols + j;
+        double value = 0;
+        switch (c.kind) {
+        case ElementwiseKind::Add:
+          value = double(a[i]) + b[i];
+          break;
+        case ElementwiseKind::Mul:
+          value = double(a[i]) * b[i];
+          break;
+        case ElementwiseKind::Copy:
+        case ElementwiseKind::Cast:
+          value = a[i];
+          break;
+        case ElementwiseKind::Gelu:
+          value = geluRef(a[i]);
+          break;
+        case ElementwiseKind::GeluGrad:
+          value = a[i] * geluGradRef(b[i]);
+          break;
+        case ElementwiseKind::Silu:
+          value = siluRef(a[i]);
+          break;
+        case ElementwiseKind::Swiglu:
+          value = siluRef(a[r * 2 * cols + j]) * a[r * 2 * cols + cols + j];
+          break;
+        case ElementwiseKind::SwigluGrad: {
+          int64_t half = cols / 2, k = j < half ? j : j - half;
+          double dy = a[r * half + k], gate = b[r * cols + k],
+                 up = b[r * cols + half + k];
+          value = j < half ? dy * up * siluGradRef(gate) : dy * siluRef(gate);
+          break;
+        }
+        }
+        want[i] = roundTo(c.out, static_cast<float>(value));
+      }
+    }
+    bool unary =
+        c.kind == ElementwiseKind::Copy || c.kind == ElementwiseKind::Cast ||
+        c.kind == ElementwiseKind::Gelu || c.kind == ElementwiseKind::Silu ||
+        c.kind == ElementwiseKind::Swiglu;
+    ASSERT_TRUE(launchElementwise(c.kind, da.get(), c.a,
+                                  unary ? nullptr : db.get(), c.b, out.get(),
+                                  c.out, rows, cols, stream, error))
+        << error;
+    // float vs double evaluation may straddle one rounding boundary.
+    double rtol = c.out == DType::F32 ? 1e-5 : 2 * eps(c.out);
+    expectClose(out.values(c.out), want, rtol, 1e-6, what);
+    // Same inputs, same bits.
+    std::vector<uint8_t> first = out.download();
+    ASSERT_TRUE(launchElementwise(c.kind, da.get(), c.a,
+                                  unary ? nullptr : db.get(), c.b, out.get(),
+                                  c.out, rows, cols, stream, error))
+        << error;
+    EXPECT_EQ(first, out.download());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Norms
+//===----------------------------------------------------------------------===//
+
+struct NormRef {
+  std::vector<double> y, dx, dw;
+};
+
+NormRef normReference(NormKind kind, const std::vector<float> &x,
+                      const std::vector<float> &w, const std::vector<float> &dy,
+                      int64_t rows, int64_t cols) {
+  NormRef ref;
+  ref.y.resize(rows * cols);
+  ref.dx.resize(rows * cols);
+  ref.dw.assign(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = &x[r * cols];
+    double mean = 0;
+    if (kind == NormKind::Layer) {
+      for (int64_t c = 0; c < cols; ++c)
+        mean += row[c];
+      mean /= cols;
+    }
+    double var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (row[c] - mean) * (row[c] - mean);
+    var /= cols;
+    double rstd = 1 / std::sqrt(var + 1e-5);
+    double meanG = 0, meanGX = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = (row[c] - mean) * rstd;
+      double g = double(dy[r * cols + c]) * w[c];
+      ref.y[r * cols + c] = xhat * w[c];
+      meanG += g;
+      meanGX += g * xhat;
+      ref.dw[c] += dy[r * cols + c] * xhat;
+    }
+    meanG /= cols;
+    meanGX /= cols;
+    if (kind == NormKind::Rms)
+      meanG = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = (row[c] - mean) * rstd;
+      double g = double(dy[r * cols + c]) * w[c];
+      ref.dx[r * cols + c] = rstd * (g - meanG - xhat * meanGX);
+    }
+  }
+  return ref;
+}
+
+TEST_F(KernelsTest, NormAndNormGradMatchReference) {
+  struct Shape {
+    int64_t rows, cols;
+  };
+  for (Shape shape : {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}}) {
+    for (NormKind kind : {NormKind::Rms, NormKind::Layer}) {
+      for (auto [xType, wType] : {std::pair{DType::BF16, DType::BF16},
+                                  std::pair{DType::F16, DType::F32},
+                                  std::pair{DType::F32, DType::F32},
+                                  std::pair{DType::BF16, DType::F32}}) {
+        int64_t rows = shape.rows, cols = shape.cols;
+        std::string what =
+            std::string(kind == NormKind::Rms ? "rms" : "layer") + " " +
+            std::to_string(rows) + "x" + std::to_string(cols) +
+            " x:" + name(xType) + " w:" + name(wType);
+        SCOPED_TRACE(what);
+        // An offset makes layer norm's mean matter.
+        std::vector<float> x = randomValues(xType, rows * cols, 3, -1, 2);
+        std::vector<float> w = randomValues(wType, cols, 4, 0.5f, 1.5f);
+        std::vector<float> dy = randomValues(xType, rows * cols, 5);
+        NormRef ref = normReference(kind, x, w, dy, rows, cols);
+        DeviceBuffer dX(xType, x), dW(wType, w), dDy(xType, dy),
+            y(rows * cols * typeBytes(xType)),
+            dx(rows * cols * typeBytes(xType)), dw(cols * typeBytes(wType)),
+            scratch(normGradScratchBytes(rows, cols));
+
+        ASSERT_TRUE(launchNorm(kind, dX.get(), xType, dW.get(), wType, y.get(),
+                               rows, cols, stream, error))
+            << error;
+        expectClose(y.values(xType), ref.y, 2 * eps(xType) + 1e-5, 1e-5,
+                    what + " y");
+
+        ASSERT_TRUE(launchNormGrad(kind, dDy.get(), dX.get(), xType, dW.get(),
+                                   wType, dx.get(), dw.get(), rows, cols,
+                                   scratch.get(), stream, error))
+            << error;
+        expectClose(dx.values(xType), ref.dx, 2 * eps(xType) + 1e-5,
+                    (eps(xType) + 1e-5) * maxAbs(ref.dx), what + " dx");
+        expectClose(dw.values(wType), ref.dw, 2 * eps(wType) + 1e-5,
+                    1e-4 * maxAbs(ref.dw), what + " dw");
+
+        std::vector<uint8_t> dxBits = dx.download(), dwBits = dw.download();
+        ASSERT_TRUE(launchNormGrad(kind, dDy.get(), dX.get(), xType, dW.get(),
+                                   wType, dx.get(), dw.get(), rows, cols,
+                                   scratch.get(), stream, error))
+            << error;
+        EXPECT_EQ(dxBits, dx.download());
+        EXPECT_EQ(dwBits, dw.download());
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+TEST_F(KernelsTest, MatmulMatchesReferenceForAllTransposesAndTypes) {
+  const int64_t m = 33, n = 65, k = 17;
+  struct TypeCase {
+    DType ab, c;
+  };
+  std::vector<TypeCase> typeCases = {
+      {DType::BF16, DType::BF16},
+      {DType::BF16, DType::F32},
+      {DType::F16, DType::F16},
+      {DType::F16, DType::F32},
+      {DType::F32, DType::F32},
+      // Not written directly by cuBLASLt: staged through fp32.
+      {DType::BF16, DType::F16},
+      {DType::F32, DType::BF16}};
+  for (TypeCase types : typeCases) {
+    for (int trans = 0; trans < 4; ++trans) {
+      for (int variant = 0; variant < 2; ++variant) {
+        MatmulArgs args;
+        args.m = m;
+        args.n = n;
+        args.k = k;
+        args.transA = trans & 1;
+        args.transB = trans & 2;
+        args.abType = types.ab;
+        args.cType = types.c;
+        // Variant 1 accumulates (beta = 1) and targets 16 SMs.
+        args.alpha = variant ? 1.25f : 1.0f;
+        args.beta = variant ? 1.0f : 0.0f;
+        args.smTarget = variant ? 16 : 0;
+        std::string what = std::string(name(types.ab)) + "->" + name(types.c) +
+                           (args.transA ? " transA" : "") +
+                           (args.transB ? " transB" : "") +
+                           (variant ? " beta=1 sm=16" : "");
+        SCOPED_TRACE(what);
+        std::vector<float> a = randomValues(types.ab, m * k, 6 + trans);
+        std::vector<float> b = randomValues(types.ab, k * n, 7 + trans);
+        std::vector<float> c0 = randomValues(types.c, m * n, 8);
+        DeviceBuffer dA(types.ab, a), dB(types.ab, b), dC(types.c, c0);
+        std::vector<double> want(m * n);
+        std::vector<double> bound(m * n); // sum |a||b| per element
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0, abs = 0;
+            for (int64_t p = 0; p < k; ++p) {
+              double av = args.transA ? a[p * m + i] : a[i * k + p];
+              double bv = args.transB ? b[j * k + p] : b[p * n + j];
+              sum += av * bv;
+              abs += std::fabs(av * bv);
+            }
+            want[i * n + j] = args.alpha * sum + args.beta * c0[i * n + j];
+            bound[i * n + j] =
+                args.alpha * abs + args.beta * std::fabs(c0[i * n + j]);
+          }
+        }
+        ASSERT_TRUE(launchMatmul(blas, args, dA.get(), dB.get(), dC.get(),
+                                 stream, error))
+            << error;
+        std::vector<float> got = dC.values(types.c);
+        // TF32 keeps 10 mantissa bits of f32 operands.
+        double productError = types.ab == DType::F32 ? 4e-3 : 1e-6;
+        int mismatches = 0;
+        for (int64_t e = 0; e < m * n; ++e) {
+          double tol = productError * bound[e] +
+                       eps(types.c) * 2 * std::fabs(want[e]) + 1e-6;
+          if (std::fabs(got[e] - want[e]) > tol && mismatches++ < 5)
+            ADD_FAILURE() << what << ": C[" << e / n << "," << e % n
+                          << "] = " << got[e] << ", expected " << want[e];
+        }
+        EXPECT_EQ(mismatches, 0);
+
+        // The cached plan gives the same bits.
+        dC.upload(encode(types.c, c0));
+        ASSERT_TRUE(launchMatmul(blas, args, dA.get(), dB.get(), dC.get(),
+                                 stream, error))
+            << error;
+        EXPECT_EQ(encode(types.c, got), dC.download());
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct AttentionRef {
+  std::vector<double> out, dqkv;
+};
+
+/// Forward, and with `dout` the backward, in double. `out` for the
+/// backward's D term is the forward output passed to the launch.
+AttentionRef attentionReference(const AttentionArgs &args,
+                                const std::vector<float> &qkv,
+                                const std::vector<float> *dout,
+                                const std::vector<float> *out) {
+  int64_t seq = args.seq, d = args.headDim, heads = args.heads,
+          kv = args.kvHeads, width = (heads + 2 * kv) * d;
+  int64_t group = heads / kv;
+  double scale = 1 / std::sqrt(double(d));
+  AttentionRef ref;
+  ref.out.assign(seq * heads * d, 0);
+  ref.dqkv.assign(seq * width, 0);
+  auto q = [&](int64_t i, int64_t h, int64_t c) {
+    return double(qkv[i * width + h * d + c]);
+  };
+  auto key = [&](int64_t i, int64_t g, int64_t c) {
+    return double(qkv[i * width + (heads + g) * d + c]);
+  };
+  auto value = [&](int64_t i, int64_t g, int64_t c) {
+    return double(qkv[i * width + (heads + kv + g) * d + c]);
+  };
+  for (int64_t h = 0; h < heads; ++h) {
+    int64_t g = h / group;
+    std::vector<double> p(seq * seq, 0);
+    for (int64_t i = 0; i < seq; ++i) {
+      int64_t valid = args.causal ? i + 1 : seq;
+      double rowMax = -INFINITY;
+      for (int64_t j = 0; j < valid; ++j) {
+        double s = 0;
+        for (int64_t c = 0; c < d; ++c)
+          s += q(i, h, c) * key(j, g, c);
+        p[i * seq + j] = s * scale;
+        rowMax = std::max(rowMax, s * scale);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < valid; ++j)
+        sum += p[i * seq + j] = std::exp(p[i * seq + j] - rowMax);
+      for (int64_t j = 0; j < valid; ++j)
+        p[i * seq + j] /= sum;
+      for (int64_t c = 0; c < d; ++c) {
+        double o = 0;
+        for (int64_t j = 0; j < valid; ++j)
+          o += p[i * seq + j] * value(j, g, c);
+        ref.out[i * heads * d + h * d + c] = o;
+      }
+    }
+    if (!dout)
+      continue;
+    auto dO = [&](int64_t i, int64_t c) {
+      return double((*dout)[i * heads * d + h * d + c]);
+    };
+    for (int64_t i = 0; i < seq; ++i) {
+      double rowDot = 0;
+      for (int64_t c = 0; c < d; ++c)
+        rowDot += dO(i, c) * (*out)[i * heads * d + h * d + c];
+      for (int64_t j = 0; j < seq; ++j) {
+        double pij = p[i * seq + j];
+        double dp = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dp += dO(i, c) * value(j, g, c);
+        double ds = pij * (dp - rowDot);
+        for (int64_t c = 0; c < d; ++c) {
+          ref.dqkv[i * width + h * d + c] += scale * ds * key(j, g, c);
+          ref.dqkv[j * width + (heads + g) * d + c] += scale * ds * q(i, h, c);
+          ref.dqkv[j * width + (heads + kv + g) * d + c] += pij * dO(i, c);
+        }
+      }
+    }
+  }
+  return ref;
+}
+
+/// Compares the q, k and v parts of dqkv, each against its own magnitude.
+void expectQkvClose(const std::vector<float> &got,
+                    const std::vector<double> &want, const AttentionArgs &args,
+                    double tolerance, const std::string &what) {
+  int64_t d = args.headDim;
+  int64_t width = (args.heads + 2 * args.kvHeads) * d;
+  struct Part {
+    const char *name;
+    int64_t begin, end;
+  } parts[] = {{"dq", 0, args.heads * d},
+               {"dk", args.heads * d, (args.heads + args.kvHeads) * d},
+               {"dv", (args.heads + args.kvHeads) * d, width}};
+  for (const Part &part : parts) {
+    std::vector<float> g;
+    std::vector<double> w;
+    for (int64_t i = 0; i < args.seq; ++i) {
+      for (int64_t c = part.begin; c < part.end; ++c) {
+        g.push_back(got[i * width + c]);
+        w.push_back(want[i * width + c]);
+      }
+    }
+    double scale = maxAbs(w);
+    EXPECT_GT(scale, 0.0) << what << " " << part.name;
+    expectClose(g, w, 0, tolerance * scale, what + " " + part.name);
+  }
+}
+
+struct AttentionCase {
+  int64_t seq, heads, kvHeads, headDim;
+};
+
+TEST_F(KernelsTest, AttentionForwardAndBackwardMatchReference) {
+  for (AttentionCase shape :
+       {AttentionCase{16, 4, 2, 8}, AttentionCase{16, 4, 4, 8},
+        AttentionCase{33, 4, 1, 16}}) {
+    for (bool causal : {false, true}) {
+      for (DType type : kTypes) {
+        AttentionArgs args;
+        args.seq = shape.seq;
+        args.heads = shape.heads;
+        args.kvHeads = shape.kvHeads;
+        args.headDim = shape.headDim;
+        args.causal = causal;
+        args.type = type;
+        std::string what = "seq " + std::to_string(args.seq) + " heads " +
+                           std::to_string(args.heads) + " kv " +
+                           std::to_string(args.kvHeads) + " d " +
+                           std::to_string(args.headDim) +
+                           (causal ? " causal " : " ") + name(type);
+        SCOPED_TRACE(what);
+        int64_t width = (args.heads + 2 * args.kvHeads) * args.headDim;
+        int64_t outCount = args.seq * args.heads * args.headDim;
+        std::vector<float> qkv = randomValues(type, args.seq * width, 11);
+        std::vector<float> dout = randomValues(type, outCount, 12);
+        DeviceBuffer dQkv(type, qkv), dDout(type, dout),
+            out(outCount * typeBytes(type)),
+            dqkv(args.seq * width * typeBytes(type)),
+            scratch(attentionScratchBytes(args)),
+            gradScratch(attentionGradScratchBytes(args));
+
+        ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), out.get(),
+                                    scratch.get(), stream, error))
+            << error;
+        std::vector<float> outValues = out.values(type);
+        AttentionRef forward = attentionReference(args, qkv, nullptr, nullptr);
+        // bf16/f16 round P before the PV GEMM; f32 runs on TF32.
+        double tolerance = type == DType::BF16  ? 2e-2
+                           : type == DType::F16 ? 3e-3
+                                                : 1e-2;
+        expectClose(outValues, forward.out, 0, tolerance, what + " out");
+
+        ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
+                                        out.get(), dqkv.get(),
+                                        gradScratch.get(), stream, error))
+            << error;
+        AttentionRef backward =
+            attentionReference(args, qkv, &dout, &outValues);
+        double gradTolerance = type == DType::BF16  ? 4e-2
+                               : type == DType::F16 ? 1e-2
+                                                    : 1e-2;
+        expectQkvClose(dqkv.values(type), backward.dqkv, args, gradTolerance,
+                       what);
+
+        // Bitwise reproducible, GQA accumulation included.
+        std::vector<uint8_t> outBits = out.download(),
+                             gradBits = dqkv.download();
+        ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), out.get(),
+                                    scratch.get(), stream, error))
+            << error;
+        ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
+                                        out.get(), dqkv.get(),
+                                        gradScratch.get(), stream, error))
+            << error;
+        EXPECT_EQ(outBits, out.download());
+        EXPECT_EQ(gradBits, dqkv.download());
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Opaque
+//===----------------------------------------------------------------------===//
+
+std::vector<double> opaqueExpected(const std::vector<uint8_t> &input0,
+                                   DType type, int64_t count) {
+  std::vector<double> values(count, 0.0);
+  int64_t words = static_cast<int64_t>(input0.size()) / 2;
+  for (int64_t j = 0; words > 0 && j < count; ++j) {
+    int64_t w = j % words;
+    unsigned word = input0[2 * w] | (unsigned(input0[2 * w + 1]) << 8);
+    values[j] = roundTo(type, (float(word) - 32768.0f) / 32768.0f);
+  }
+  return values;
+}
+
+TEST_F(KernelsTest, OpaqueIsDeterministicFunctionOfInputZero) {
+  std::vector<float> in0 = randomValues(DType::BF16, 1000, 21);
+  std::vector<float> in1 = randomValues(DType::F32, 333, 22);
+  DeviceBuffer dIn0(DType::BF16, in0), dIn1(DType::F32, in1);
+  std::vector<uint8_t> in0Bytes = dIn0.download(), in1Bytes = dIn1.download();
+  DeviceBuffer out0(777 * 4), out1(2048 * 2);
+  const void *inputs[] = {dIn0.get(), dIn1.get()};
+  int64_t inputBytes[] = {dIn0.bytes(), dIn1.bytes()};
+  void *outputs[] = {out0.get(), out1.get()};
+  int64_t outputBytes[] = {out0.bytes(), out1.bytes()};
+  DType outputTypes[] = {DType::F32, DType::BF16};
+  // Much more traffic than the outputs: the read sweep cycles over inputs.
+  const int64_t declared = 64 << 20;
+  ASSERT_TRUE(launchOpaque(inputs, inputBytes, 2, outputs, outputBytes,
+                           outputTypes, 2, declared, stream, error))
+      << error;
+  expectClose(out0.values(DType::F32),
+              opaqueExpected(in0Bytes, DType::F32, 777), 0, 0, "out0");
+  expectClose(out1.values(DType::BF16),
+              opaqueExpected(in0Bytes, DType::BF16, 2048), 0, 0, "out1");
+  EXPECT_EQ(in0Bytes, dIn0.download()) << "inputs are read-only";
+  EXPECT_EQ(in1Bytes, dIn1.download()) << "inputs are read-only";
+
+  std::vector<uint8_t> bits0 = out0.download(), bits1 = out1.download();
+  ASSERT_TRUE(launchOpaque(inputs, inputBytes, 2, outputs, outputBytes,
+                           outputTypes, 2, declared, stream, error))
+      << error;
+  EXPECT_EQ(bits0, out0.download());
+  EXPECT_EQ(bits1, out1.download());
+
+  // Without inputs every output is zero (the sweep then reads the outputs).
+  ASSERT_EQ(cudaMemset(out0.get(), 0xff, out0.bytes()), cudaSuccess);
+  ASSERT_TRUE(launchOpaque(nullptr, nullptr, 0, outputs, outputBytes,
+                           outputTypes, 2, declared, stream, error))
+      << error;
+  expectClose(out0.values(DType::F32), std::vector<double>(777, 0.0), 0, 0,
+              "out0 without inputs");
+}
+
+//===----------------------------------------------------------------------===//
+// Stand-in collectives
+//===----------------------------------------------------------------------===//
+
+TEST_F(KernelsTest, StandinCollectivesProduceDocumentedResults) {
+  const int groupSize = 4;
+  const int64_t block = 300; // Elements per rank's block.
+  struct Case {
+    CollectiveKind kind;
+    ReduceKind reduce;
+  };
+  std::vector<Case> cases;
+  for (CollectiveKind kind :
+       {CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+        CollectiveKind::AllReduce, CollectiveKind::AllToAll,
+        CollectiveKind::Permute})
+    for (ReduceKind reduce :
+         {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min})
+      cases.push_back({kind, reduce});
+
+  // Traffic larger than the scratch, and not a multiple of 16: it cycles.
+  const int64_t scratchBytes = 4096 + 16, trafficBytes = (1 << 20) + 8;
+  std::vector<float> scratchInit =
+      randomValues(DType::F32, scratchBytes / 4, 30);
+  DeviceBuffer scratch(DType::F32, scratchInit);
+  std::vector<uint8_t> scratchBits = scratch.download();
+
+  for (const Case &c : cases) {
+    for (DType type : {DType::BF16, DType::F32}) {
+      for (int rank : {0, 2}) {
+        for (int ctas : {0, 3}) {
+          std::string what = std::string(collectiveKindName(c.kind)) +
+                             " reduce " + std::to_string(int(c.reduce)) + " " +
+                             name(type) + " rank " + std::to_string(rank) +
+                             " ctas " + std::to_string(ctas);
+          SCOPED_TRACE(what);
+          int64_t inCount = block, outCount = block;
+          switch (c.kind) {
+          case CollectiveKind::AllGather:
+            outCount = block * groupSize;
+            break;
+          case CollectiveKind::ReduceScatter:
+            inCount = block * groupSize;
+            break;
+          case CollectiveKind::AllToAll:
+            inCount = outCount = block * groupSize;
+            break;
+          default:
+            break;
+          }
+          std::vector<float> in = randomValues(type, inCount, 31 + rank);
+          DeviceBuffer dIn(type, in), dOut(outCount * typeBytes(type));
+          std::vector<double> want(outCount);
+          bool sum = c.reduce == ReduceKind::Sum;
+          for (int64_t i = 0; i < outCount; ++i) {
+            double v = 0;
+            switch (c.kind) {
+            case CollectiveKind::AllGather:
+              v = in[i % inCount];
+              break;
+            case CollectiveKind::ReduceScatter:
+              v = in[rank * outCount + i] * (sum ? groupSize : 1);
+              break;
+            case CollectiveKind::AllReduce:
+              v = in[i] * (sum ? groupSize : 1);
+              break;
+            case CollectiveKind::AllToAll:
+              v = in[rank * block + i % block];
+              break;
+            case CollectiveKind::Permute:
+              v = in[i];
+              break;
+            }
+            want[i] = roundTo(type, static_cast<float>(v));
+          }
+          ASSERT_TRUE(launchStandinCollective(
+              c.kind, c.reduce, dIn.get(), inCount, dOut.get(), outCount, type,
+              groupSize, rank, ctas, trafficBytes, scratch.get(), scratchBytes,
+              stream, error))
+              << error;
+          expectClose(dOut.values(type), want, 0, 0, what);
+          EXPECT_EQ(scratchBits, scratch.download())
+              << "the traffic loop writes back what it read";
+        }
+      }
+    }
+  }
+
+  // Traffic needs scratch.
+  DeviceBuffer in(1024), out(1024);
+  EXPECT_FALSE(launchStandinCollective(
+      CollectiveKind::Permute, ReduceKind::Sum, in.get(), 256, out.get(), 256,
+      DType::F32, 1, 0, 4, 1 << 20, nullptr, 0, stream, error));
+  EXPECT_NE(error.find("scratch"), std::string::npos) << error;
+  // In place (NCCL allows it for all-reduce).
+  std::vector<float> values = randomValues(DType::F32, 256, 40);
+  in.upload(encode(DType::F32, values));
+  ASSERT_TRUE(launchStandinCollective(
+      CollectiveKind::AllReduce, ReduceKind::Sum, in.get(), 256, in.get(), 256,
+      DType::F32, 2, 1, 0, 0, nullptr, 0, stream, error))
+      << error;
+  std::vector<double> doubled(values.begin(), values.end());
+  for (double &v : doubled)
+    v *= 2;
+  expectClose(in.values(DType::F32), doubled, 0, 0, "in-place all-reduce");
+}
+
+//===----------------------------------------------------------------------===//
+// Host-side logic (runs without a GPU)
+//===----------------------------------------------------------------------===//
+
+TEST(KernelsHostTest, OpaqueTrafficAddsUpToDeclaredBytes) {
+  int64_t inputBytes[] = {2000, 1332};
+  int64_t outputBytes[] = {777 * 4, 2048 * 2};
+  DType outputTypes[] = {DType::F32, DType::BF16};
+  // Generation: both outputs once, plus the input-0 words they read
+  // (min(count, 1000 words) each).
+  int64_t generate = 777 * 4 + 2 * 777 + 2048 * 2 + 2 * 1000;
+  detail::OpaqueTraffic traffic = detail::planOpaqueTraffic(
+      inputBytes, 2, outputBytes, outputTypes, 2, 64 << 20);
+  EXPECT_EQ(traffic.generateBytes, generate);
+  EXPECT_EQ(traffic.sweepBytes, ((64 << 20) - generate) / 16 * 16);
+  EXPECT_LE((64 << 20) - (traffic.generateBytes + traffic.sweepBytes), 15);
+  // Declared less than the outputs: each output is still written once.
+  traffic = detail::planOpaqueTraffic(inputBytes, 2, outputBytes, outputTypes,
+                                      2, 100);
+  EXPECT_EQ(traffic.generateBytes, generate);
+  EXPECT_EQ(traffic.sweepBytes, 0);
+  // No inputs: outputs written once, no reads of input 0.
+  traffic = detail::planOpaqueTraffic(nullptr, 0, outputBytes, outputTypes, 2,
+                                      1 << 20);
+  EXPECT_EQ(traffic.generateBytes, 777 * 4 + 2048 * 2);
+}
+
+TEST(KernelsHostTest, ScratchSizesCoverTheirBuffers) {
+  EXPECT_EQ(normGradScratchBytes(0, 64), 0);
+  // (mean, rstd) per row + at most 128 partial rows of dw.
+  EXPECT_GE(normGradScratchBytes(37, 64), 37 * 8 + 2 * 64 * 4);
+  EXPECT_LE(normGradScratchBytes(1 << 20, 64),
+            (1 << 20) * 8 + 256 + 128 * 64 * 4);
+  AttentionArgs args;
+  args.seq = 16;
+  args.heads = 4;
+  args.kvHeads = 2;
+  args.headDim = 8;
+  args.type = DType::BF16;
+  EXPECT_GE(attentionScratchBytes(args), 16 * 16 * (4 + 2));
+  EXPECT_GE(attentionGradScratchBytes(args),
+            16 * 16 * (4 + 4 + 2) + 4 * 16 * 4 + 2 * 16 * 8 * 4);
+}
+
+TEST(KernelsHostTest, InvalidArgumentsAreRejectedWithMessages) {
+  std::string error;
+  AttentionArgs args;
+  args.seq = 16;
+  args.heads = 3;
+  args.kvHeads = 2;
+  args.headDim = 8;
+  BlasContext blas;
+  char dummy[16];
+  EXPECT_FALSE(
+      launchAttention(blas, args, dummy, dummy, dummy, nullptr, error));
+  EXPECT_NE(error.find("multiple"), std::string::npos) << error;
+
+  MatmulArgs matmul;
+  matmul.m = matmul.n = matmul.k = 4;
+  EXPECT_FALSE(launchMatmul(blas, matmul, dummy, dummy, dummy, nullptr, error));
+  EXPECT_NE(error.find("handle"), std::string::npos) << error;
+
+  EXPECT_FALSE(launchElementwise(ElementwiseKind::SwigluGrad, dummy,
+                                 DType::BF16, dummy, DType::BF16, dummy,
+                                 DType::BF16, 2, 3, nullptr, error));
+  EXPECT_NE(error.find("odd"), std::string::npos) << error;
+
+  EXPECT_FALSE(launchStandinCollective(
+      CollectiveKind::AllGather, ReduceKind::Sum, dummy, 4, dummy, 4,
+      DType::F32, 2, 0, 0, 0, nullptr, 0, nullptr, error));
+  EXPECT_NE(error.find("expected"), std::string::npos) << error;
+  EXPECT_FALSE(launchStandinCollective(CollectiveKind::Permute, ReduceKind::Sum,
+                                       dummy, 4, dummy, 4, DType::F32, 2, 2, 0,
+                                       0, nullptr, 0, nullptr, error));
+  EXPECT_NE(error.find("rank"), std::string::npos) << error;
+}
+
+} // namespace

@@ -1,0 +1,290 @@
+//===- PlanTest.cpp - Plan JSON, validation and memory planner tests ------===//
+//
+// CPU-only: these run on every machine, GPU or not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/runtime/MemoryPlanner.h"
+#include "tandem/runtime/Plan.h"
+
+#include <gtest/gtest.h>
+
+using namespace tandem::runtime;
+
+namespace {
+
+int64_t addBuffer(Plan &plan, std::vector<int64_t> shape,
+                  Buffer::Role role = Buffer::Role::Temp) {
+  Buffer b;
+  b.name = "b" + std::to_string(plan.buffers.size());
+  b.shape = std::move(shape);
+  b.role = role;
+  plan.buffers.push_back(b);
+  if (role == Buffer::Role::Input)
+    plan.inputs.push_back(plan.buffers.size() - 1);
+  return plan.buffers.size() - 1;
+}
+
+Step elementwise(int64_t in, int64_t out, int64_t stream = 0) {
+  Step s;
+  s.kind = StepKind::Elementwise;
+  s.name = "tandem.elementwise";
+  s.elementwise = ElementwiseKind::Gelu;
+  s.inputs = {in};
+  s.outputs = {out};
+  s.stream = stream;
+  return s;
+}
+
+/// x -> matmul -> all_gather (stream 1) -> sync (stream 0) -> gelu.
+Plan twoStreamPlan() {
+  Plan plan;
+  plan.function = "f";
+  plan.numStreams = 2;
+  plan.streamNames = {"compute", "comm @tp"};
+  plan.streamPriorities = {0, -1};
+  plan.numEvents = 2;
+  plan.groups.push_back({"tp", 2, "switch"});
+  int64_t x = addBuffer(plan, {64, 32}, Buffer::Role::Input);
+  int64_t w = addBuffer(plan, {32, 16}, Buffer::Role::Input);
+  int64_t y = addBuffer(plan, {64, 16});
+  int64_t g = addBuffer(plan, {128, 16});
+  int64_t z = addBuffer(plan, {128, 16});
+  Step mm;
+  mm.kind = StepKind::Matmul;
+  mm.name = "tandem.matmul";
+  mm.location = "loc(\"t.mlir\":3:5)";
+  mm.role = "fprop";
+  mm.inputs = {x, w};
+  mm.outputs = {y};
+  mm.recordEvent = 0;
+  mm.smTarget = 108;
+  plan.steps.push_back(mm);
+  Step ag;
+  ag.kind = StepKind::Collective;
+  ag.name = "tandem.all_gather_start";
+  ag.collective = CollectiveKind::AllGather;
+  ag.group = 0;
+  ag.stream = 1;
+  ag.waitEvents = {0};
+  ag.recordEvent = 1;
+  ag.commSms = 24;
+  ag.inputs = {y};
+  ag.outputs = {g};
+  plan.steps.push_back(ag);
+  Step wait;
+  wait.kind = StepKind::Sync;
+  wait.name = "tandem.wait";
+  wait.waitEvents = {1};
+  plan.steps.push_back(wait);
+  plan.steps.push_back(elementwise(g, z));
+  plan.outputs = {z};
+  return plan;
+}
+
+TEST(PlanTest, ValidPlanValidates) {
+  Plan plan = twoStreamPlan();
+  EXPECT_EQ(validatePlan(plan), "");
+}
+
+TEST(PlanTest, JsonRoundTripKeepsEveryField) {
+  Plan plan = twoStreamPlan();
+  ASSERT_EQ(planMemory(plan), "");
+  Prediction p;
+  p.spanUs = 12.5;
+  p.boundUs = 10;
+  p.target = "h200";
+  plan.prediction = p;
+  plan.steps[0].predictedStartUs = 0;
+  plan.steps[0].predictedDurationUs = 3.25;
+  std::string text = writePlanJson(plan);
+  std::string error;
+  std::optional<Plan> back = parsePlan(text, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(writePlanJson(*back), text);
+  EXPECT_EQ(back->steps[0].smTarget, 108);
+  EXPECT_EQ(back->steps[0].location, "loc(\"t.mlir\":3:5)");
+  EXPECT_EQ(back->steps[1].commSms, 24);
+  EXPECT_EQ(back->steps[1].waitEvents, std::vector<int64_t>{0});
+  EXPECT_EQ(back->streamPriorities[1], -1);
+  EXPECT_DOUBLE_EQ(back->steps[0].predictedDurationUs, 3.25);
+  ASSERT_TRUE(back->prediction);
+  EXPECT_DOUBLE_EQ(back->prediction->spanUs, 12.5);
+  EXPECT_EQ(back->arenaBytes, plan.arenaBytes);
+}
+
+std::string parseError(const std::string &text) {
+  std::string error;
+  EXPECT_FALSE(parsePlan(text, "p.json", error));
+  return error;
+}
+
+TEST(PlanTest, ParseErrorsNameTheField) {
+  Plan plan = twoStreamPlan();
+  std::string good = writePlanJson(plan);
+  EXPECT_NE(parseError("{").find("p.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(parseError("[]").find("must be an object"), std::string::npos);
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string t = good;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(parseError(replace("\"format_version\": 1", "\"format_version\": 7")),
+            "p.json.format_version: version 7 is not supported (this runtime "
+            "reads version 1)");
+  EXPECT_EQ(parseError(replace("\"sm_target\": 108", "\"sm_target\": \"x\"")),
+            "p.json.steps[0].sm_target: must be an integer");
+  EXPECT_EQ(parseError(replace("\"sm_target\": 108",
+                               "\"sm_target\": 108, \"smtarget\": 1")),
+            "p.json.steps[0].smtarget: unknown field");
+  EXPECT_EQ(parseError(replace("\"dtype\": \"bf16\"", "\"dtype\": \"f8\"")),
+            "p.json.buffers[0].dtype: unknown element type 'f8' (expected "
+            "bf16, f16 or f32)");
+  EXPECT_EQ(parseError(replace("\"kind\": \"matmul\"", "\"kind\": \"conv\"")),
+            "p.json.steps[0].kind: unknown value 'conv'");
+}
+
+TEST(PlanTest, ValidationFindsInconsistencies) {
+  {
+    Plan plan = twoStreamPlan();
+    plan.steps[2].waitEvents.clear(); // gelu reads the gather unordered
+    EXPECT_EQ(validatePlan(plan),
+              "step 3 (tandem.elementwise) reads buffer 3 ('b3') written by "
+              "step 1 on another stream with no event ordering the two");
+  }
+  {
+    Plan plan = twoStreamPlan();
+    plan.steps[1].waitEvents = {1}; // waits for an event not yet recorded
+    EXPECT_EQ(validatePlan(plan), "step 1 (tandem.all_gather_start) waits "
+                                  "for event 1 before any step records it");
+  }
+  {
+    Plan plan = twoStreamPlan();
+    plan.buffers[2].shape = {64, 17};
+    EXPECT_NE(validatePlan(plan).find("step 0 (tandem.matmul at loc(\"t.mlir\""
+                                      ":3:5)): matmul shapes"),
+              std::string::npos);
+  }
+  {
+    Plan plan = twoStreamPlan();
+    plan.steps[1].outputs = {0};
+    EXPECT_NE(validatePlan(plan).find("a plan input (inputs are read-only)"),
+              std::string::npos);
+  }
+  {
+    Plan plan = twoStreamPlan();
+    plan.steps[1].dim = 1;
+    EXPECT_NE(validatePlan(plan).find("only dimension 0"), std::string::npos);
+  }
+  {
+    Plan plan = twoStreamPlan();
+    Buffer view;
+    view.name = "v";
+    view.shape = {65, 16};
+    view.role = Buffer::Role::View;
+    view.viewOf = 2;
+    plan.buffers.push_back(view);
+    EXPECT_NE(validatePlan(plan).find("extends past buffer 2"),
+              std::string::npos);
+  }
+  {
+    Plan plan = twoStreamPlan();
+    plan.steps[1].stream = 2;
+    EXPECT_EQ(validatePlan(plan), "step 1 (tandem.all_gather_start) uses "
+                                  "stream 2 but the plan has 2");
+  }
+}
+
+TEST(MemoryPlannerTest, SerialChainReusesMemory) {
+  Plan plan;
+  plan.function = "chain";
+  int64_t in = addBuffer(plan, {1024, 256}, Buffer::Role::Input);
+  int64_t prev = in;
+  for (int i = 0; i < 6; ++i) {
+    int64_t next = addBuffer(plan, {1024, 256});
+    plan.steps.push_back(elementwise(prev, next));
+    prev = next;
+  }
+  plan.outputs = {prev};
+  MemoryPlanStats stats;
+  ASSERT_EQ(planMemory(plan, &stats), "");
+  // Two buffers alive at a time (input and output of a step) suffice.
+  EXPECT_EQ(stats.tempBuffers, 6);
+  EXPECT_EQ(plan.arenaBytes, 2 * 1024 * 256 * 2);
+  EXPECT_EQ(stats.totalTempBytes, 6 * 1024 * 256 * 2);
+  EXPECT_EQ(checkMemoryPlan(plan), "");
+  EXPECT_EQ(validatePlan(plan), "");
+}
+
+TEST(MemoryPlannerTest, UnorderedStreamsNeverShareBytes) {
+  // Stream 1 reads `a` while stream 0 goes on; nothing orders stream 1's
+  // read before stream 0's later writes, so `a` must not be reused there.
+  Plan plan;
+  plan.function = "race";
+  plan.numStreams = 2;
+  plan.numEvents = 1;
+  int64_t in = addBuffer(plan, {256, 256}, Buffer::Role::Input);
+  int64_t a = addBuffer(plan, {256, 256});
+  int64_t b = addBuffer(plan, {256, 256});
+  int64_t c = addBuffer(plan, {256, 256});
+  int64_t d = addBuffer(plan, {256, 256});
+  Step s0 = elementwise(in, a);
+  s0.recordEvent = 0;
+  plan.steps.push_back(s0);
+  Step s1 = elementwise(a, b, 1);
+  s1.waitEvents = {0};
+  plan.steps.push_back(s1);
+  plan.steps.push_back(elementwise(in, c));
+  plan.steps.push_back(elementwise(c, d));
+  plan.outputs = {b, d};
+  ASSERT_EQ(planMemory(plan), "");
+  auto overlaps = [&](int64_t x, int64_t y) {
+    const Buffer &p = plan.buffers[x], &q = plan.buffers[y];
+    return p.arenaOffset < q.arenaOffset + q.bytes() &&
+           q.arenaOffset < p.arenaOffset + p.bytes();
+  };
+  EXPECT_FALSE(overlaps(a, c));
+  EXPECT_FALSE(overlaps(a, d));
+  EXPECT_EQ(checkMemoryPlan(plan), "");
+
+  // The same plan with stream 0 waiting for stream 1 lets c reuse a.
+  Plan ordered = plan;
+  ordered.numEvents = 2;
+  ordered.steps[1].recordEvent = 1;
+  ordered.steps[2].waitEvents = {1};
+  for (Buffer &buf : ordered.buffers)
+    buf.arenaOffset = -1;
+  ASSERT_EQ(planMemory(ordered), "");
+  EXPECT_EQ(ordered.buffers[c].arenaOffset, ordered.buffers[a].arenaOffset);
+  EXPECT_EQ(checkMemoryPlan(ordered), "");
+}
+
+TEST(MemoryPlannerTest, CheckRejectsOverlappingLiveBuffers) {
+  Plan plan = twoStreamPlan();
+  ASSERT_EQ(planMemory(plan), "");
+  // Put the gather result on top of the matmul result it is gathered from.
+  plan.buffers[3].arenaOffset = plan.buffers[2].arenaOffset;
+  plan.arenaBytes = std::max<int64_t>(plan.arenaBytes,
+                                      plan.buffers[3].arenaOffset +
+                                          plan.buffers[3].bytes());
+  EXPECT_EQ(checkMemoryPlan(plan),
+            "buffers 2 ('b2') and 3 ('b3') share arena bytes but may be live "
+            "at the same time");
+  EXPECT_NE(validatePlan(plan).find("memory plan: "), std::string::npos);
+}
+
+TEST(MemoryPlannerTest, ReadBeforeWriteIsAnError) {
+  Plan plan;
+  plan.function = "f";
+  int64_t a = addBuffer(plan, {8, 8});
+  int64_t b = addBuffer(plan, {8, 8});
+  plan.steps.push_back(elementwise(a, b));
+  plan.outputs = {b};
+  EXPECT_EQ(planMemory(plan),
+            "buffer 0 ('b0') is read by step 0 but no step writes it");
+  EXPECT_EQ(validatePlan(plan), "step 0 (tandem.elementwise) reads buffer 0 "
+                                "('b0') before any step writes it");
+}
+
+} // namespace

@@ -1,0 +1,145 @@
+// The calibration file's optional "gpu" section: the target fields it
+// replaces, and every error it can give. Each error needs its own file, so
+// each case is a file of its own.
+// RUN: split-file %s %t
+// RUN: tandem-opt %t/model.mlir --tandem-simulate="report=-" -o /dev/null | FileCheck %t/model.mlir --check-prefix=BUILTIN
+// RUN: tandem-opt %t/model.mlir --tandem-simulate="report=- calibration=%t/calibrated.json" -o /dev/null | FileCheck %t/model.mlir --check-prefix=CALIBRATED
+// A version-1 file without "gpu" keeps the target's fields.
+// RUN: tandem-opt %t/model.mlir --tandem-simulate="report=- calibration=%S/Inputs/slow-contention.json" -o /dev/null | FileCheck %t/model.mlir --check-prefix=BUILTIN
+// RUN: tandem-opt %t/not-object.mlir --tandem-simulate="calibration=%t/not-object.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/unknown.mlir --tandem-simulate="calibration=%t/unknown.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/device.mlir --tandem-simulate="calibration=%t/device.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/sm-count.mlir --tandem-simulate="calibration=%t/sm-count.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/gemm-efficiency.mlir --tandem-simulate="calibration=%t/gemm-efficiency.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/hbm-efficiency.mlir --tandem-simulate="calibration=%t/hbm-efficiency.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/launch.mlir --tandem-simulate="calibration=%t/launch.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/tile-m.mlir --tandem-simulate="calibration=%t/tile-m.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/tile-n.mlir --tandem-simulate="calibration=%t/tile-n.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/wave-overhead.mlir --tandem-simulate="calibration=%t/wave-overhead.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/other-gpu.mlir --tandem-simulate="calibration=%t/other-gpu.json" -verify-diagnostics -o /dev/null
+
+//--- model.mlir
+
+// An 8192^3 bf16 GEMM and a 4 MiB copy, alone.
+// Built-in h200: 16 waves of 89.53 us + 4 us launch; 4 MiB at 4320 GB/s + 4.
+// BUILTIN: "function": "gemm"
+// BUILTIN: "span_us": 1436.52{{[0-9]*}},
+// BUILTIN: "function": "copy"
+// BUILTIN: "span_us": 4.9709{{[0-9]*}},
+// Calibrated: efficiency 0.5 and tile 128x128 give 4096 tiles, 32 waves of
+// 2 * 128 * 128 * 8192 / (989.4e12 * 0.5 / 132 / 1e6) = 71.627 us, plus the
+// 2 us wave overhead; launch 1 us: 32 * 73.627 + 1 = 2357.04 us.
+// CALIBRATED: "function": "gemm"
+// CALIBRATED: "span_us": 2357.03{{[0-9]*}},
+// hbm_efficiency 0.5: 4,194,304 B / 2,400,000 B/us + 1 = 2.7476 us.
+// CALIBRATED: "function": "copy"
+// CALIBRATED: "span_us": 2.7476{{[0-9]*}},
+module attributes {tandem.target = #tandem.target<"h200">} {
+  func.func @gemm(%a: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+    %y = tandem.matmul fprop %a, %a : tensor<8192x8192xbf16>, tensor<8192x8192xbf16> -> tensor<8192x8192xbf16>
+    return %y : tensor<8192x8192xbf16>
+  }
+  func.func @copy(%x: tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16> {
+    %c = tandem.elementwise copy %x : tensor<1024x1024xbf16> -> tensor<1024x1024xbf16>
+    return %c : tensor<1024x1024xbf16>
+  }
+}
+
+//--- calibrated.json
+{
+  "version": 1,
+  "source": "hand-written",
+  "gpu": {"device": "test", "sm_count": 132, "gemm_efficiency": 0.5,
+          "gemm_tile_m": 128, "gemm_tile_n": 128,
+          "gemm_wave_overhead_us": 2.0, "hbm_efficiency": 0.5,
+          "launch_overhead_us": 1.0},
+  "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]
+}
+
+//--- not-object.mlir
+// expected-error @+1 {{gpu must be an object}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- not-object.json
+{"version": 1, "gpu": [1], "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- unknown.mlir
+// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us)}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- unknown.json
+{"version": 1, "gpu": {"gemm_eficiency": 0.9}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- device.mlir
+// expected-error @+1 {{gpu: "device" must be a string}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- device.json
+{"version": 1, "gpu": {"device": 200}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- sm-count.mlir
+// expected-error @+1 {{gpu: "sm_count" must be a positive integer}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- sm-count.json
+{"version": 1, "gpu": {"sm_count": 0}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- gemm-efficiency.mlir
+// expected-error @+1 {{gpu: "gemm_efficiency" must be a number in (0, 1]}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- gemm-efficiency.json
+{"version": 1, "gpu": {"gemm_efficiency": 1.2}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- hbm-efficiency.mlir
+// expected-error @+1 {{gpu: "hbm_efficiency" must be a number in (0, 1]}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- hbm-efficiency.json
+{"version": 1, "gpu": {"hbm_efficiency": 0}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- launch.mlir
+// expected-error @+1 {{gpu: "launch_overhead_us" must be a finite number >= 0}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- launch.json
+{"version": 1, "gpu": {"launch_overhead_us": -1.5}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- tile-m.mlir
+// expected-error @+1 {{gpu: "gemm_tile_m" must be a positive integer}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- tile-m.json
+{"version": 1, "gpu": {"gemm_tile_m": 128.5}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- tile-n.mlir
+// expected-error @+1 {{gpu: "gemm_tile_n" must be a positive integer}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- tile-n.json
+{"version": 1, "gpu": {"gemm_tile_n": -64}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- wave-overhead.mlir
+// expected-error @+1 {{gpu: "gemm_wave_overhead_us" must be a finite number >= 0}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- wave-overhead.json
+{"version": 1, "gpu": {"gemm_wave_overhead_us": "2"}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- other-gpu.mlir
+// expected-error @+1 {{gpu: "sm_count" is 304 (the measured device) but target 'h200' has 132 SMs: the calibration does not describe this target}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- other-gpu.json
+{"version": 1, "gpu": {"device": "MI300X", "sm_count": 304}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}

@@ -1,0 +1,94 @@
+//===- RawMeasurements.h - tandem-calibrate's raw.json, read ----*- C++ -*-===//
+//
+// The measurements runtime/tools/tandem-calibrate writes (docs/cost-model.md,
+// "Calibrating"), as tandem-fit reads them. The parser checks every field a
+// fit uses and names the file, the entry and the field in its errors; fields
+// it does not use are ignored, so the raw format can grow.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_TOOLS_TANDEM_FIT_RAWMEASUREMENTS_H
+#define TANDEM_TOOLS_TANDEM_FIT_RAWMEASUREMENTS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace tandem {
+namespace fit {
+
+/// One bf16 GEMM C[m,n] = A[m,k] B[k,n] alone, median time.
+struct GemmSample {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t smTarget = 0; ///< CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET; 0 = all.
+  double us = 0;
+};
+
+/// The collective stand-in kernel alone on `ctas` CTAs.
+struct CopySample {
+  int64_t ctas = 0;
+  int64_t bytes = 0; ///< Traffic it streams.
+  double us = 0;
+};
+
+/// A full-device element-wise copy: `bytes` read + written.
+struct HbmSample {
+  int64_t bytes = 0;
+  double us = 0;
+};
+
+/// `kernels` empty kernels queued back to back on one stream.
+struct LaunchSample {
+  int64_t kernels = 0;
+  double us = 0; ///< All of them.
+};
+
+/// `gemmCount` GEMMs in a row on one stream next to the stand-in kernel
+/// on `commCtas` CTAs (a higher-priority stream), and the same work serial.
+struct GemmPair {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t gemmCount = 1;
+  int64_t gemmSmTarget = 0;
+  int64_t commCtas = 0;
+  int64_t bytes = 0; ///< The stand-in's traffic.
+  double gemmAloneUs = 0, copyAloneUs = 0;
+  double gemmOverlappedUs = 0, copyOverlappedUs = 0;
+  double spanUs = 0, serialUs = 0;
+};
+
+/// `memCount` full-device element-wise copies of `memBytes` each next to the
+/// stand-in kernel on `commCtas` CTAs.
+struct MemoryPair {
+  int64_t commCtas = 0;
+  int64_t bytes = 0;
+  int64_t memBytes = 0, memCount = 1;
+  double memAloneUs = 0, copyAloneUs = 0;
+  double memOverlappedUs = 0, copyOverlappedUs = 0;
+  double spanUs = 0, serialUs = 0;
+};
+
+struct RawMeasurements {
+  std::string deviceName;
+  int64_t deviceSms = 0;
+  std::optional<LaunchSample> launch;
+  std::vector<HbmSample> hbm;
+  std::vector<GemmSample> gemm;
+  std::vector<CopySample> standaloneCopy;
+  std::vector<GemmPair> pairs;
+  std::vector<MemoryPair> memoryPairs;
+
+  /// Parses raw.json text; `origin` names it in errors. Requires "gemm" and
+  /// "pairs" to be non-empty; the other sections are optional.
+  static std::optional<RawMeasurements>
+  parse(llvm::StringRef text, llvm::StringRef origin, std::string &error);
+};
+
+} // namespace fit
+} // namespace tandem
+} // namespace mlir
+
+#endif // TANDEM_TOOLS_TANDEM_FIT_RAWMEASUREMENTS_H
