@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace tandem {
 namespace runtime {
@@ -114,6 +115,48 @@ bool checkLaunch(const char *what, std::string &error) {
 bool fail(std::string &error, const std::string &message) {
   error = message;
   return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Vector packs
+//===----------------------------------------------------------------------===//
+
+/// N consecutive elements moved by one vector access: up to 16 bytes at
+/// once, wider packs as several 16-byte accesses. A pointer is suitable when
+/// it is aligned to packAlignment<T, N>() bytes.
+template <typename T, int N> constexpr int packAlignment() {
+  return sizeof(T) * N < 16 ? static_cast<int>(sizeof(T) * N) : 16;
+}
+template <typename T, int N> struct alignas(packAlignment<T, N>()) Pack {
+  T v[N];
+};
+
+template <typename T, int N>
+__device__ __forceinline__ void loadPack(const T *p, float (&out)[N]) {
+  Pack<T, N> pack = *reinterpret_cast<const Pack<T, N> *>(p);
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    out[e] = toFloat(pack.v[e]);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void storePack(T *p, const float (&in)[N]) {
+  Pack<T, N> pack;
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    pack.v[e] = fromFloat<T>(in[e]);
+  *reinterpret_cast<Pack<T, N> *>(p) = pack;
+}
+
+/// Whether `p` suits packs of `bytes` bytes (16 at most matter).
+bool alignedTo(const void *p, int64_t bytes) {
+  int64_t alignment = std::min<int64_t>(bytes, 16);
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+/// Whether `p` (null counts as aligned) suits packs of `n` elements of `t`.
+bool packAligned(const void *p, DType t, int64_t n) {
+  return !p || alignedTo(p, dtypeBytes(t) * n);
 }
 
 //===----------------------------------------------------------------------===//
@@ -210,8 +253,8 @@ __device__ __forceinline__ float siluDerivative(float x) {
   return s + x * s * (1.0f - s);
 }
 
-/// Grid-stride loop bounds: each element is handled by exactly one thread,
-/// whatever the grid size.
+/// Grid-stride loop bounds: each element (or pack) is handled by exactly one
+/// thread, whatever the grid size.
 __device__ __forceinline__ int64_t gridThread() {
   return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
 }
@@ -220,71 +263,93 @@ __device__ __forceinline__ int64_t gridThreads() {
 }
 
 /// add, mul, gelu_grad(dy = a, x = b): same-shape binary kinds.
-template <typename A, typename B, typename O>
-__global__ void binaryKernel(ElementwiseKind kind, const A *a, const B *b,
-                             O *out, int64_t count) {
+__device__ __forceinline__ float binaryOp(ElementwiseKind kind, float a,
+                                          float b) {
   switch (kind) {
   case ElementwiseKind::Add:
-    for (int64_t i = gridThread(); i < count; i += gridThreads())
-      out[i] = fromFloat<O>(toFloat(a[i]) + toFloat(b[i]));
-    return;
+    return a + b;
   case ElementwiseKind::Mul:
-    for (int64_t i = gridThread(); i < count; i += gridThreads())
-      out[i] = fromFloat<O>(toFloat(a[i]) * toFloat(b[i]));
-    return;
+    return a * b;
   default: // GeluGrad
-    for (int64_t i = gridThread(); i < count; i += gridThreads())
-      out[i] = fromFloat<O>(toFloat(a[i]) * geluDerivative(toFloat(b[i])));
-    return;
+    return a * geluDerivative(b);
   }
 }
 
 /// copy, cast, gelu, silu.
-template <typename A, typename O>
-__global__ void unaryKernel(ElementwiseKind kind, const A *a, O *out,
-                            int64_t count) {
+__device__ __forceinline__ float unaryOp(ElementwiseKind kind, float a) {
   switch (kind) {
   case ElementwiseKind::Gelu:
-    for (int64_t i = gridThread(); i < count; i += gridThreads())
-      out[i] = fromFloat<O>(gelu(toFloat(a[i])));
-    return;
+    return gelu(a);
   case ElementwiseKind::Silu:
-    for (int64_t i = gridThread(); i < count; i += gridThreads())
-      out[i] = fromFloat<O>(silu(toFloat(a[i])));
-    return;
+    return silu(a);
   default: // Copy, Cast
-    for (int64_t i = gridThread(); i < count; i += gridThreads())
-      out[i] = fromFloat<O>(toFloat(a[i]));
-    return;
+    return a;
   }
 }
 
-/// out[r, c] = silu(x[r, c]) * x[r, cols + c]; x is rows x 2*cols.
-template <typename A, typename O>
+/// Packs of V elements (the pointers suit them), then the count % V tail
+/// element by element. `b` is unused (may be null) for unary kinds.
+template <int V, bool Binary, typename A, typename B, typename O>
+__global__ void elementwiseKernel(ElementwiseKind kind, const A *a, const B *b,
+                                  O *out, int64_t count) {
+  int64_t packs = count / V;
+  for (int64_t p = gridThread(); p < packs; p += gridThreads()) {
+    float x[V], y[V], r[V];
+    loadPack<A, V>(a + p * V, x);
+    if constexpr (Binary)
+      loadPack<B, V>(b + p * V, y);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      r[e] = Binary ? binaryOp(kind, x[e], y[e]) : unaryOp(kind, x[e]);
+    storePack<O, V>(out + p * V, r);
+  }
+  for (int64_t i = packs * V + gridThread(); i < count; i += gridThreads()) {
+    float x = toFloat(a[i]);
+    float r = Binary ? binaryOp(kind, x, toFloat(b[i])) : unaryOp(kind, x);
+    out[i] = fromFloat<O>(r);
+  }
+}
+
+/// out[r, c] = silu(x[r, c]) * x[r, cols + c]; x is rows x 2*cols. V divides
+/// cols.
+template <int V, typename A, typename O>
 __global__ void swigluKernel(const A *x, O *out, int64_t rows, int64_t cols) {
-  for (int64_t i = gridThread(); i < rows * cols; i += gridThreads()) {
-    int64_t r = i / cols, c = i % cols;
+  int64_t packsPerRow = cols / V;
+  int64_t packs = rows * packsPerRow;
+  for (int64_t p = gridThread(); p < packs; p += gridThreads()) {
+    int64_t r = p / packsPerRow, c = (p - r * packsPerRow) * V;
     const A *row = x + r * 2 * cols;
-    out[i] = fromFloat<O>(silu(toFloat(row[c])) * toFloat(row[cols + c]));
+    float gate[V], up[V], result[V];
+    loadPack<A, V>(row + c, gate);
+    loadPack<A, V>(row + cols + c, up);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      result[e] = silu(gate[e]) * up[e];
+    storePack<O, V>(out + r * cols + c, result);
   }
 }
 
-/// out = [dgate | dup], all rows x cols; dy is rows x cols/2.
-template <typename A, typename B, typename O>
+/// out = [dgate | dup], all rows x cols; dy is rows x cols/2. V divides
+/// cols/2.
+template <int V, typename A, typename B, typename O>
 __global__ void swigluGradKernel(const A *dy, const B *x, O *out, int64_t rows,
                                  int64_t cols) {
   int64_t half = cols / 2;
-  for (int64_t i = gridThread(); i < rows * cols; i += gridThreads()) {
-    int64_t r = i / cols, c = i % cols;
-    int64_t j = c < half ? c : c - half;
-    float g = toFloat(dy[r * half + j]);
-    float gate = toFloat(x[r * cols + j]);
-    float result;
-    if (c < half)
-      result = g * toFloat(x[r * cols + half + j]) * siluDerivative(gate);
-    else
-      result = g * silu(gate);
-    out[i] = fromFloat<O>(result);
+  int64_t packsPerRow = half / V;
+  int64_t packs = rows * packsPerRow;
+  for (int64_t p = gridThread(); p < packs; p += gridThreads()) {
+    int64_t r = p / packsPerRow, c = (p - r * packsPerRow) * V;
+    float g[V], gate[V], up[V], dgate[V], dup[V];
+    loadPack<A, V>(dy + r * half + c, g);
+    loadPack<B, V>(x + r * cols + c, gate);
+    loadPack<B, V>(x + r * cols + half + c, up);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      dgate[e] = g[e] * up[e] * siluDerivative(gate[e]);
+      dup[e] = g[e] * silu(gate[e]);
+    }
+    storePack<O, V>(out + r * cols + c, dgate);
+    storePack<O, V>(out + r * cols + half + c, dup);
   }
 }
 
@@ -294,69 +359,161 @@ __global__ void swigluGradKernel(const A *dy, const B *x, O *out, int64_t rows,
 
 constexpr float kNormEps = 1e-5f;
 
+/// Packs per thread a norm CTA keeps in registers; the rest of a longer row
+/// is read again from global memory (L1/L2) when needed.
+constexpr int kNormCached = 4;
+
+/// Threads of a row CTA for `packs` packs per row: enough that the row fits
+/// the register cache, a multiple of 32 in [32, 256].
+int normThreads(int64_t packs) {
+  int64_t threads = (packs + kNormCached - 1) / kNormCached;
+  threads = (threads + 31) / 32 * 32;
+  return static_cast<int>(std::max<int64_t>(32, std::min<int64_t>(256, threads)));
+}
+
+/// Row r of a norm, with its packs of V elements: the first kNormCached
+/// packs of each thread (pack p = threadIdx.x + k * blockDim.x) are loaded
+/// into `cached`, the rest are read when visited. Each thread visits its
+/// packs in increasing order, so every per-thread sum has a fixed order.
+template <int V, typename X> struct NormRow {
+  const X *row;
+  int64_t packs;
+  float cached[kNormCached][V];
+
+  __device__ NormRow(const X *row, int64_t packs) : row(row), packs(packs) {
+#pragma unroll
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs)
+        loadPack<X, V>(row + p * V, cached[k]);
+    }
+  }
+
+  /// fn(p, values) for every pack of this thread, in increasing order.
+  template <typename Fn> __device__ void forEach(Fn &&fn) const {
+#pragma unroll
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs)
+        fn(p, cached[k]);
+    }
+    for (int64_t p = threadIdx.x + static_cast<int64_t>(kNormCached) *
+                                       blockDim.x;
+         p < packs; p += blockDim.x) {
+      float values[V];
+      loadPack<X, V>(row + p * V, values);
+      fn(p, values);
+    }
+  }
+};
+
 /// Mean (0 for RMS norm) and 1/sqrt(var + eps) of one row, in every thread.
-template <typename X>
-__device__ void rowStatistics(NormKind kind, const X *row, int64_t cols,
-                              float *shared, float &mean, float &rstd) {
+template <int V, typename X>
+__device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
+                              int64_t cols, float *shared, float &mean,
+                              float &rstd) {
   mean = 0.0f;
   if (kind == NormKind::Layer) {
     float sum = 0.0f;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-      sum += toFloat(row[c]);
+    row.forEach([&](int64_t, const float(&v)[V]) {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        sum += v[e];
+    });
     mean = blockSum(sum, shared) / static_cast<float>(cols);
   }
   float squares = 0.0f;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float centred = toFloat(row[c]) - mean;
-    squares += centred * centred;
-  }
+  float m = mean;
+  row.forEach([&](int64_t, const float(&v)[V]) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      float centred = v[e] - m;
+      squares += centred * centred;
+    }
+  });
   float variance = blockSum(squares, shared) / static_cast<float>(cols);
   rstd = 1.0f / sqrtf(variance + kNormEps);
 }
 
-/// One CTA per row.
-template <typename X, typename W>
+/// One CTA per row; V divides cols and the pointers suit packs of V.
+template <int V, typename X, typename W>
 __global__ void normKernel(NormKind kind, const X *x, const W *w, X *y,
                            int64_t cols) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
-  const X *row = x + r * cols;
+  NormRow<V, X> row(x + r * cols, cols / V);
   float mean, rstd;
   rowStatistics(kind, row, cols, shared, mean, rstd);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-    y[r * cols + c] =
-        fromFloat<X>((toFloat(row[c]) - mean) * rstd * toFloat(w[c]));
+  X *out = y + r * cols;
+  row.forEach([&](int64_t p, const float(&v)[V]) {
+    float weight[V], result[V];
+    loadPack<W, V>(w + p * V, weight);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      result[e] = (v[e] - mean) * rstd * weight[e];
+    storePack<X, V>(out + p * V, result);
+  });
 }
 
 /// One CTA per row: dx, and the row statistics for the dw kernels.
 /// With xhat = (x - mean) * rstd and g = dy * w:
 ///   RMS:   dx = rstd * (g - xhat * mean(g * xhat))
 ///   Layer: dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
-template <typename X, typename W>
+template <int V, typename X, typename W>
 __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
                                   const W *w, X *dx, int64_t cols,
                                   float *stats) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
-  const X *row = x + r * cols;
-  const X *dyRow = dy + r * cols;
+  int64_t packs = cols / V;
+  NormRow<V, X> row(x + r * cols, packs);
+  NormRow<V, X> dyRow(dy + r * cols, packs);
   float mean, rstd;
   rowStatistics(kind, row, cols, shared, mean, rstd);
+  // Both rows visit the same packs in the same order: walk them together.
   float sumG = 0.0f, sumGX = 0.0f;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float g = toFloat(dyRow[c]) * toFloat(w[c]);
-    float xhat = (toFloat(row[c]) - mean) * rstd;
-    sumG += g;
-    sumGX += g * xhat;
-  }
+  auto visit = [&](auto &&fn) {
+#pragma unroll
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs)
+        fn(p, row.cached[k], dyRow.cached[k]);
+    }
+    for (int64_t p = threadIdx.x + static_cast<int64_t>(kNormCached) *
+                                       blockDim.x;
+         p < packs; p += blockDim.x) {
+      float xv[V], gv[V];
+      loadPack<X, V>(row.row + p * V, xv);
+      loadPack<X, V>(dyRow.row + p * V, gv);
+      fn(p, xv, gv);
+    }
+  };
+  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
+    float weight[V];
+    loadPack<W, V>(w + p * V, weight);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      float g = dv[e] * weight[e];
+      float xhat = (xv[e] - mean) * rstd;
+      sumG += g;
+      sumGX += g * xhat;
+    }
+  });
   float n = static_cast<float>(cols);
   float meanG = kind == NormKind::Layer ? blockSum(sumG, shared) / n : 0.0f;
   float meanGX = blockSum(sumGX, shared) / n;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float g = toFloat(dyRow[c]) * toFloat(w[c]);
-    float xhat = (toFloat(row[c]) - mean) * rstd;
-    dx[r * cols + c] = fromFloat<X>(rstd * (g - meanG - xhat * meanGX));
-  }
+  X *out = dx + r * cols;
+  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
+    float weight[V], result[V];
+    loadPack<W, V>(w + p * V, weight);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      float g = dv[e] * weight[e];
+      float xhat = (xv[e] - mean) * rstd;
+      result[e] = rstd * (g - meanG - xhat * meanGX);
+    }
+    storePack<X, V>(out + p * V, result);
+  });
   if (threadIdx.x == 0) {
     stats[2 * r] = mean;
     stats[2 * r + 1] = rstd;
@@ -364,42 +521,68 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
 }
 
 /// partial[chunk, c] = sum over the chunk's rows, in row order, of
-/// dy[r, c] * xhat[r, c]. Grid: (column tiles, chunks).
-template <typename X>
+/// dy[r, c] * xhat[r, c]; each thread owns one pack of V columns. Grid:
+/// (column-pack tiles, chunks). V divides cols.
+template <int V, typename X>
 __global__ void normGradWeightPartialKernel(const X *dy, const X *x,
                                             const float *stats, int64_t rows,
                                             int64_t cols, int64_t rowsPerChunk,
                                             float *partial) {
-  int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= cols)
+  int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (p >= cols / V)
     return;
+  int64_t c = p * V;
   int64_t begin = blockIdx.y * rowsPerChunk;
   int64_t end = begin + rowsPerChunk < rows ? begin + rowsPerChunk : rows;
-  float sum = 0.0f;
+  float sum[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    sum[e] = 0.0f;
+#pragma unroll 4
   for (int64_t r = begin; r < end; ++r) {
-    float xhat = (toFloat(x[r * cols + c]) - stats[2 * r]) * stats[2 * r + 1];
-    sum += toFloat(dy[r * cols + c]) * xhat;
+    float xv[V], dv[V];
+    loadPack<X, V>(x + r * cols + c, xv);
+    loadPack<X, V>(dy + r * cols + c, dv);
+    float mean = stats[2 * r], rstd = stats[2 * r + 1];
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      sum[e] += dv[e] * ((xv[e] - mean) * rstd);
   }
-  partial[blockIdx.y * cols + c] = sum;
+  storePack<float, V>(partial + blockIdx.y * cols + c, sum);
 }
 
-/// dw[c] = sum over chunks, in chunk order, of partial[chunk, c].
+/// dw[c] = sum over chunks of partial[chunk, c] in a fixed order: thread
+/// (x, y) of a 32 x 8 CTA sums chunks y, y + 8, ... of column x of its tile,
+/// then row y = 0 adds the 8 sums in order of y.
+constexpr int kDwLanes = 8;
 template <typename W>
 __global__ void normGradWeightFinalKernel(const float *partial, int64_t chunks,
                                           int64_t cols, W *dw) {
-  for (int64_t c = gridThread(); c < cols; c += gridThreads()) {
-    float sum = 0.0f;
-    for (int64_t k = 0; k < chunks; ++k)
+  __shared__ float sums[kDwLanes][33];
+  int64_t c = blockIdx.x * static_cast<int64_t>(32) + threadIdx.x;
+  float sum = 0.0f;
+  if (c < cols)
+    for (int64_t k = threadIdx.y; k < chunks; k += kDwLanes)
       sum += partial[k * cols + c];
-    dw[c] = fromFloat<W>(sum);
+  sums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.0f;
+    for (int y = 0; y < kDwLanes; ++y)
+      total += sums[y][threadIdx.x];
+    dw[c] = fromFloat<W>(total);
   }
 }
 
-/// The dw reduction splits the rows into at most this many chunks.
+/// The dw reduction splits the rows into at most this many chunks (of at
+/// least kNormGradMinChunkRows rows where there are enough rows).
 constexpr int64_t kMaxNormGradChunks = 128;
+constexpr int64_t kNormGradMinChunkRows = 4;
 
 int64_t normGradChunks(int64_t rows) {
-  return std::max<int64_t>(1, std::min(kMaxNormGradChunks, (rows + 31) / 32));
+  return std::max<int64_t>(
+      1, std::min(kMaxNormGradChunks,
+                  (rows + kNormGradMinChunkRows - 1) / kNormGradMinChunkRows));
 }
 
 int64_t alignUp(int64_t value, int64_t alignment) {
@@ -410,30 +593,107 @@ int64_t alignUp(int64_t value, int64_t alignment) {
 // Softmax (attention)
 //===----------------------------------------------------------------------===//
 
-/// One CTA per row i of the seq x seq score matrix.
-template <typename P>
-__global__ void softmaxForwardKernel(const float *scores, P *probs,
-                                     float *probs32, int64_t seq, bool causal) {
+constexpr int kSoftmaxThreads = 256;
+/// Packs per thread the forward softmax keeps in registers (with packs of
+/// 4, rows of up to 4096 scores are read from memory once).
+constexpr int kSoftmaxCached = 4;
+
+/// One CTA per row r of a batch of seq x seq score matrices stored back to
+/// back (query i = r % seq); V divides seq. The probabilities go to `probs`
+/// (row stride probsLd) and, if not null, to `probs32` (row stride seq).
+/// Either may alias `scores` with row r starting where row r of the scores
+/// does: every score a write could overwrite is read before that write
+/// (the cached packs before the first write; the others chunk by chunk,
+/// with a barrier between a chunk's reads and its writes, and a chunk's
+/// writes never reach past the scores already read).
+template <int V, typename P>
+__global__ void softmaxForwardKernel(const float *scores, int64_t seq,
+                                     bool causal, P *probs, int64_t probsLd,
+                                     float *probs32) {
   __shared__ float shared[32];
-  int64_t i = blockIdx.x;
-  const float *row = scores + i * seq;
+  int64_t r = blockIdx.x;
+  int64_t i = r % seq;
+  const float *row = scores + r * seq;
+  P *outRow = probs + r * probsLd;
+  float *outRow32 = probs32 ? probs32 + r * seq : nullptr;
   int64_t valid = causal ? i + 1 : seq;
+  int64_t packs = seq / V;
+  int64_t stride = blockDim.x;
+
+  float cached[kSoftmaxCached][V];
   float localMax = -INFINITY;
-  for (int64_t j = threadIdx.x; j < valid; j += blockDim.x)
-    localMax = fmaxf(localMax, row[j]);
+#pragma unroll
+  for (int k = 0; k < kSoftmaxCached; ++k) {
+    int64_t p = threadIdx.x + k * stride;
+    if (p < packs && p * V < valid) {
+      loadPack<float, V>(row + p * V, cached[k]);
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (p * V + e < valid)
+          localMax = fmaxf(localMax, cached[k][e]);
+    }
+  }
+  for (int64_t p = threadIdx.x + kSoftmaxCached * stride;
+       p < packs && p * V < valid; p += stride) {
+    float v[V];
+    loadPack<float, V>(row + p * V, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (p * V + e < valid)
+        localMax = fmaxf(localMax, v[e]);
+  }
   float rowMax = blockMax(localMax, shared);
+
   float localSum = 0.0f;
-  for (int64_t j = threadIdx.x; j < valid; j += blockDim.x)
-    localSum += expf(row[j] - rowMax);
+#pragma unroll
+  for (int k = 0; k < kSoftmaxCached; ++k) {
+    int64_t p = threadIdx.x + k * stride;
+    if (p < packs && p * V < valid) {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (p * V + e < valid)
+          localSum += expf(cached[k][e] - rowMax);
+    }
+  }
+  for (int64_t p = threadIdx.x + kSoftmaxCached * stride;
+       p < packs && p * V < valid; p += stride) {
+    float v[V];
+    loadPack<float, V>(row + p * V, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (p * V + e < valid)
+        localSum += expf(v[e] - rowMax);
+  }
+  // blockSum's barriers order every read above before the writes below.
   float inverse = 1.0f / blockSum(localSum, shared);
-  // Every read of `row` above precedes blockSum's barrier, so writing
-  // probs32 over the scores (in place) below is safe: each element is read
-  // and then written by the same thread.
-  for (int64_t j = threadIdx.x; j < seq; j += blockDim.x) {
-    float p = j < valid ? expf(row[j] - rowMax) * inverse : 0.0f;
-    probs[i * seq + j] = fromFloat<P>(p);
-    if (probs32)
-      probs32[i * seq + j] = p;
+
+  auto write = [&](int64_t p, const float(&v)[V]) {
+    float result[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      result[e] = p * V + e < valid ? expf(v[e] - rowMax) * inverse : 0.0f;
+    storePack<P, V>(outRow + p * V, result);
+    if (outRow32)
+      storePack<float, V>(outRow32 + p * V, result);
+  };
+#pragma unroll
+  for (int k = 0; k < kSoftmaxCached; ++k) {
+    int64_t p = threadIdx.x + k * stride;
+    if (p < packs)
+      write(p, cached[k]); // Masked packs were not loaded: not read.
+  }
+  // Uniform loop bounds: every thread reaches every barrier.
+  for (int64_t base = kSoftmaxCached * stride; base < packs; base += stride) {
+    int64_t p = base + threadIdx.x;
+    float v[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      v[e] = 0.0f;
+    if (p < packs && p * V < valid)
+      loadPack<float, V>(row + p * V, v);
+    __syncthreads();
+    if (p < packs)
+      write(p, v);
   }
 }
 
@@ -458,13 +718,39 @@ __global__ void attentionRowDotKernel(const T *dout, const T *out,
     rowDot[h * seq + i] = sum;
 }
 
-template <typename T>
+/// One CTA per row r of a batch of score matrices (slot r / seq, query
+/// i = r % seq); V divides seq. `dscores` (row stride dscoresLd) may alias
+/// `dprobs` with row r starting where row r of dprobs does: each chunk's
+/// reads precede its writes (barrier), and its writes stay below the
+/// dprobs values later chunks read.
+template <int V, typename T>
 __global__ void softmaxBackwardKernel(const float *probs32, const float *dprobs,
                                       const float *rowDot, T *dscores,
-                                      int64_t seq) {
-  for (int64_t e = gridThread(); e < seq * seq; e += gridThreads()) {
-    int64_t i = e / seq;
-    dscores[e] = fromFloat<T>(probs32[e] * (dprobs[e] - rowDot[i]));
+                                      int64_t dscoresLd, int64_t seq,
+                                      detail::AttentionHeadMap map) {
+  int64_t r = blockIdx.x;
+  int64_t slot = r / seq, i = r - slot * seq;
+  int64_t h = (map.kvBegin + slot % map.kvCount) * map.group +
+              map.groupBegin + slot / map.kvCount;
+  float d = rowDot[h * seq + i];
+  const float *p32 = probs32 + r * seq;
+  const float *dp = dprobs + r * seq;
+  T *out = dscores + r * dscoresLd;
+  int64_t packs = seq / V;
+  for (int64_t base = 0; base < packs; base += blockDim.x) {
+    int64_t q = base + threadIdx.x;
+    float result[V];
+    if (q < packs) {
+      float pv[V], dv[V];
+      loadPack<float, V>(p32 + q * V, pv);
+      loadPack<float, V>(dp + q * V, dv);
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        result[e] = pv[e] * (dv[e] - d);
+    }
+    __syncthreads();
+    if (q < packs)
+      storePack<T, V>(out + q * V, result);
   }
 }
 
@@ -611,7 +897,25 @@ bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
                            (!a     ? "first input"
                             : !out ? "output"
                                    : "second input"));
-  int grid = gridFor(count);
+  // Packs of 16 bytes of the narrowest type involved (wider types move
+  // several 16-byte vectors per pack); element by element where the
+  // pointers (or, for the row-wise kinds, the row lengths) do not allow it.
+  int64_t narrowest = std::min(dtypeBytes(aType), dtypeBytes(outType));
+  if (binary)
+    narrowest = std::min(narrowest, dtypeBytes(bType));
+  int64_t width = 16 / narrowest;
+  bool aligned = packAligned(a, aType, width) &&
+                 (!binary || packAligned(b, bType, width)) &&
+                 packAligned(out, outType, width);
+  // Launches `kernel<V>` with V = width when `vector`, else V = 1.
+  auto dispatch = [&](bool vector, auto &&launch) {
+    if (vector && width == 8)
+      launch(std::integral_constant<int, 8>{});
+    else if (vector && width == 4)
+      launch(std::integral_constant<int, 4>{});
+    else
+      launch(std::integral_constant<int, 1>{});
+  };
   switch (kind) {
   case ElementwiseKind::Add:
   case ElementwiseKind::Mul:
@@ -622,9 +926,13 @@ bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
           using A = typename decltype(ta)::type;
           using B = typename decltype(tb)::type;
           using O = typename decltype(to)::type;
-          binaryKernel<A, B, O><<<grid, kThreads, 0, stream>>>(
-              kind, static_cast<const A *>(a), static_cast<const B *>(b),
-              static_cast<O *>(out), count);
+          dispatch(aligned, [&](auto v) {
+            constexpr int V = decltype(v)::value;
+            elementwiseKernel<V, true, A, B, O>
+                <<<gridFor((count + V - 1) / V), kThreads, 0, stream>>>(
+                    kind, static_cast<const A *>(a), static_cast<const B *>(b),
+                    static_cast<O *>(out), count);
+          });
         });
       });
     });
@@ -648,8 +956,13 @@ bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
       withType(outType, [&](auto to) {
         using A = typename decltype(ta)::type;
         using O = typename decltype(to)::type;
-        unaryKernel<A, O><<<grid, kThreads, 0, stream>>>(
-            kind, static_cast<const A *>(a), static_cast<O *>(out), count);
+        dispatch(aligned, [&](auto v) {
+          constexpr int V = decltype(v)::value;
+          elementwiseKernel<V, false, A, A, O>
+              <<<gridFor((count + V - 1) / V), kThreads, 0, stream>>>(
+                  kind, static_cast<const A *>(a), nullptr,
+                  static_cast<O *>(out), count);
+        });
       });
     });
     break;
@@ -658,8 +971,13 @@ bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
       withType(outType, [&](auto to) {
         using A = typename decltype(ta)::type;
         using O = typename decltype(to)::type;
-        swigluKernel<A, O><<<grid, kThreads, 0, stream>>>(
-            static_cast<const A *>(a), static_cast<O *>(out), rows, cols);
+        dispatch(aligned && cols % width == 0, [&](auto v) {
+          constexpr int V = decltype(v)::value;
+          swigluKernel<V, A, O>
+              <<<gridFor(count / V), kThreads, 0, stream>>>(
+                  static_cast<const A *>(a), static_cast<O *>(out), rows,
+                  cols);
+        });
       });
     });
     break;
@@ -674,9 +992,13 @@ bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
           using A = typename decltype(ta)::type;
           using B = typename decltype(tb)::type;
           using O = typename decltype(to)::type;
-          swigluGradKernel<A, B, O><<<grid, kThreads, 0, stream>>>(
-              static_cast<const A *>(a), static_cast<const B *>(b),
-              static_cast<O *>(out), rows, cols);
+          dispatch(aligned && (cols / 2) % width == 0, [&](auto v) {
+            constexpr int V = decltype(v)::value;
+            swigluGradKernel<V, A, B, O>
+                <<<gridFor(count / 2 / V), kThreads, 0, stream>>>(
+                    static_cast<const A *>(a), static_cast<const B *>(b),
+                    static_cast<O *>(out), rows, cols);
+          });
         });
       });
     });
@@ -698,13 +1020,25 @@ bool launchNorm(NormKind kind, const void *x, DType xType, const void *w,
   if (rows > INT32_MAX)
     return fail(error, "launchNorm: " + std::to_string(rows) +
                            " rows exceed the grid limit");
+  int64_t width = 16 / dtypeBytes(xType);
+  bool vector = cols % width == 0 && packAligned(x, xType, width) &&
+                packAligned(y, xType, width) && packAligned(w, wType, width);
   withType(xType, [&](auto tx) {
     withType(wType, [&](auto tw) {
       using X = typename decltype(tx)::type;
       using W = typename decltype(tw)::type;
-      normKernel<X, W><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-          kind, static_cast<const X *>(x), static_cast<const W *>(w),
-          static_cast<X *>(y), cols);
+      constexpr int kWidth = 16 / sizeof(X);
+      auto launch = [&](auto v) {
+        constexpr int V = decltype(v)::value;
+        normKernel<V, X, W>
+            <<<static_cast<unsigned>(rows), normThreads(cols / V), 0,
+               stream>>>(kind, static_cast<const X *>(x),
+                         static_cast<const W *>(w), static_cast<X *>(y), cols);
+      };
+      if (vector)
+        launch(std::integral_constant<int, kWidth>{});
+      else
+        launch(std::integral_constant<int, 1>{});
     });
   });
   return checkLaunch("launchNorm (normKernel)", error);
@@ -746,23 +1080,44 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
   float *stats = static_cast<float *>(scratch);
   float *partial = reinterpret_cast<float *>(static_cast<char *>(scratch) +
                                              alignUp(rows * 2 * 4, 256));
-  int64_t chunks = normGradChunks(rows);
-  int64_t rowsPerChunk = (rows + chunks - 1) / chunks;
-  dim3 partialGrid(static_cast<unsigned>((cols + kThreads - 1) / kThreads),
-                   static_cast<unsigned>(chunks));
+  int64_t rowsPerChunk =
+      (rows + normGradChunks(rows) - 1) / normGradChunks(rows);
+  int64_t chunks = (rows + rowsPerChunk - 1) / rowsPerChunk;
+  int64_t width = 16 / dtypeBytes(xType);
+  // The partial sums are fp32 packs of `width`: the scratch must suit them.
+  bool vector = cols % width == 0 && packAligned(x, xType, width) &&
+                packAligned(dy, xType, width) && packAligned(dx, xType, width) &&
+                packAligned(w, wType, width) &&
+                packAligned(partial, DType::F32, width);
+  constexpr int kPartialThreads = 128;
   withType(xType, [&](auto tx) {
     withType(wType, [&](auto tw) {
       using X = typename decltype(tx)::type;
       using W = typename decltype(tw)::type;
-      normGradRowKernel<X, W>
-          <<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-              kind, static_cast<const X *>(dy), static_cast<const X *>(x),
-              static_cast<const W *>(w), static_cast<X *>(dx), cols, stats);
-      normGradWeightPartialKernel<X><<<partialGrid, kThreads, 0, stream>>>(
-          static_cast<const X *>(dy), static_cast<const X *>(x), stats, rows,
-          cols, rowsPerChunk, partial);
-      normGradWeightFinalKernel<W><<<gridFor(cols), kThreads, 0, stream>>>(
-          partial, chunks, cols, static_cast<W *>(dw));
+      constexpr int kWidth = 16 / sizeof(X);
+      auto launch = [&](auto v) {
+        constexpr int V = decltype(v)::value;
+        int64_t packs = cols / V;
+        normGradRowKernel<V, X, W>
+            <<<static_cast<unsigned>(rows), normThreads(packs), 0, stream>>>(
+                kind, static_cast<const X *>(dy), static_cast<const X *>(x),
+                static_cast<const W *>(w), static_cast<X *>(dx), cols, stats);
+        dim3 partialGrid(
+            static_cast<unsigned>((packs + kPartialThreads - 1) /
+                                  kPartialThreads),
+            static_cast<unsigned>(chunks));
+        normGradWeightPartialKernel<V, X>
+            <<<partialGrid, kPartialThreads, 0, stream>>>(
+                static_cast<const X *>(dy), static_cast<const X *>(x), stats,
+                rows, cols, rowsPerChunk, partial);
+      };
+      if (vector)
+        launch(std::integral_constant<int, kWidth>{});
+      else
+        launch(std::integral_constant<int, 1>{});
+      normGradWeightFinalKernel<W>
+          <<<static_cast<unsigned>((cols + 31) / 32), dim3(32, kDwLanes), 0,
+             stream>>>(partial, chunks, cols, static_cast<W *>(dw));
     });
   });
   return checkLaunch("launchNormGrad", error);
@@ -949,18 +1304,28 @@ bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
 
 namespace detail {
 
-bool launchSoftmaxForward(const float *scores, void *probs, DType probsType,
-                          float *probs32, int64_t seq, bool causal,
-                          cudaStream_t stream, std::string &error) {
-  if (seq <= 0)
+bool launchSoftmaxForward(const float *scores, int64_t count, int64_t seq,
+                          bool causal, void *probs, DType probsType,
+                          int64_t probsLd, float *probs32, cudaStream_t stream,
+                          std::string &error) {
+  if (seq <= 0 || count <= 0)
     return true;
-  if (seq > INT32_MAX)
-    return fail(error, "launchSoftmaxForward: sequence too long");
+  if (count * seq > INT32_MAX)
+    return fail(error, "launchSoftmaxForward: too many rows");
+  constexpr int kWidth = 4;
+  bool vector = seq % kWidth == 0 && probsLd % kWidth == 0 &&
+                packAligned(scores, DType::F32, kWidth) &&
+                packAligned(probs, probsType, kWidth) &&
+                packAligned(probs32, DType::F32, kWidth);
   withType(probsType, [&](auto tag) {
     using P = typename decltype(tag)::type;
-    softmaxForwardKernel<P>
-        <<<static_cast<unsigned>(seq), kThreads, 0, stream>>>(
-            scores, static_cast<P *>(probs), probs32, seq, causal);
+    unsigned rows = static_cast<unsigned>(count * seq);
+    if (vector)
+      softmaxForwardKernel<kWidth, P><<<rows, kSoftmaxThreads, 0, stream>>>(
+          scores, seq, causal, static_cast<P *>(probs), probsLd, probs32);
+    else
+      softmaxForwardKernel<1, P><<<rows, kSoftmaxThreads, 0, stream>>>(
+          scores, seq, causal, static_cast<P *>(probs), probsLd, probs32);
   });
   return checkLaunch("attention softmax (softmaxForwardKernel)", error);
 }
@@ -988,14 +1353,31 @@ bool launchAttentionRowDot(const void *dout, const void *out, DType type,
 
 bool launchSoftmaxBackward(const float *probs32, const float *dprobs,
                            const float *rowDot, void *dscores,
-                           DType dscoresType, int64_t seq, cudaStream_t stream,
-                           std::string &error) {
-  if (seq <= 0)
+                           DType dscoresType, int64_t dscoresLd, int64_t count,
+                           int64_t seq, const AttentionHeadMap &map,
+                           cudaStream_t stream, std::string &error) {
+  if (seq <= 0 || count <= 0)
     return true;
+  if (count * seq > INT32_MAX)
+    return fail(error, "launchSoftmaxBackward: too many rows");
+  if (map.kvCount <= 0 || map.group <= 0)
+    return fail(error, "launchSoftmaxBackward: empty head map");
+  constexpr int kWidth = 4;
+  bool vector = seq % kWidth == 0 && dscoresLd % kWidth == 0 &&
+                packAligned(probs32, DType::F32, kWidth) &&
+                packAligned(dprobs, DType::F32, kWidth) &&
+                packAligned(dscores, dscoresType, kWidth);
   withType(dscoresType, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    softmaxBackwardKernel<T><<<gridFor(seq * seq), kThreads, 0, stream>>>(
-        probs32, dprobs, rowDot, static_cast<T *>(dscores), seq);
+    unsigned rows = static_cast<unsigned>(count * seq);
+    if (vector)
+      softmaxBackwardKernel<kWidth, T><<<rows, kSoftmaxThreads, 0, stream>>>(
+          probs32, dprobs, rowDot, static_cast<T *>(dscores), dscoresLd, seq,
+          map);
+    else
+      softmaxBackwardKernel<1, T><<<rows, kSoftmaxThreads, 0, stream>>>(
+          probs32, dprobs, rowDot, static_cast<T *>(dscores), dscoresLd, seq,
+          map);
   });
   return checkLaunch("attention backward (softmaxBackwardKernel)", error);
 }
