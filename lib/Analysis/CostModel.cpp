@@ -95,11 +95,12 @@ ContentionTable ContentionTable::defaults() {
 
 ContentionTable ContentionTable::fromPoints(std::vector<ContentionPoint> points,
                                             llvm::StringRef origin) {
-  assert(llvm::is_sorted(points,
-                         [](const ContentionPoint &a, const ContentionPoint &b) {
-                           return a.commSms < b.commSms;
-                         }) &&
-         "contention points must be sorted by comm_sms");
+  assert(
+      llvm::is_sorted(points,
+                      [](const ContentionPoint &a, const ContentionPoint &b) {
+                        return a.commSms < b.commSms;
+                      }) &&
+      "contention points must be sorted by comm_sms");
   ContentionTable t;
   t.table = std::move(points);
   t.origin = origin.str();
@@ -160,10 +161,14 @@ static bool parseGpuSection(const llvm::json::Value &value,
     error = where + " must be an object";
     return false;
   }
-  static constexpr llvm::StringLiteral kKnown[] = {
-      "device",         "sm_count",           "gemm_efficiency",
-      "hbm_efficiency", "launch_overhead_us", "gemm_tile_m",
-      "gemm_tile_n",    "gemm_wave_overhead_us"};
+  static constexpr llvm::StringLiteral kKnown[] = {"device",
+                                                   "sm_count",
+                                                   "gemm_efficiency",
+                                                   "hbm_efficiency",
+                                                   "launch_overhead_us",
+                                                   "gemm_tile_m",
+                                                   "gemm_tile_n",
+                                                   "gemm_wave_overhead_us"};
   // Report unknown keys in a stable (sorted) order.
   std::vector<std::string> keys;
   for (const auto &entry : *obj)
@@ -378,8 +383,8 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   }
   e.tiles = tilesFor(tileM, tileN);
   e.waves = ceilDiv(e.tiles, e.sms);
-  e.tileUs = 2.0 * tileM * tileN * shape.k / perSmFlopsPerUs +
-             spec.gemmWaveOverheadUs;
+  e.tileUs =
+      2.0 * tileM * tileN * shape.k / perSmFlopsPerUs + spec.gemmWaveOverheadUs;
   e.floorUs = hbmTimeUs(bytesAccessed);
   double computeUs = e.waves * e.tileUs;
   e.memoryBound = e.floorUs > computeUs;

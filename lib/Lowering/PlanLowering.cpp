@@ -236,8 +236,11 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
           rt::Buffer &view = plan.buffers[*b];
           view.viewOf = root;
           view.viewOffset = offset + s.getChunk() * view.bytes();
-          step.kind = rt::StepKind::Sync; // dropped by the caller
+          // No launch: the caller drops the step, or keeps it as a sync
+          // step if the schedule put events on the slice.
+          step.kind = rt::StepKind::Sync;
           step.name.clear();
+          step.inputs.clear();
           return success();
         }
         step.kind = rt::StepKind::Slice;

@@ -1,19 +1,28 @@
 //===- Attention.cpp - Attention from cuBLASLt GEMMs and softmax kernels --===//
 //
-// Standard (non-fused) attention: per query head, the seq x seq scores are
-// materialised in fp32 scratch, so scratch grows with seq^2 but not with the
-// number of heads. Heads run one after another on the stream; each step is a
-// cuBLASLt GEMM that addresses the head's columns of the packed qkv tensor
-// in place through its row stride (no repacking).
+// Standard (non-fused) attention: the seq x seq scores of a batch of query
+// heads are materialised in fp32 scratch at once, so scratch grows with
+// seq^2 times the heads of a batch (detail::attentionBatching sizes batches
+// to ~1 GiB of scores). Each step is a cuBLASLt strided-batched GEMM over the
+// kv heads of the batch for one query index j within the GQA group: query
+// head h = g * group + j, so the query (and dq, out, dout) matrices of the
+// batch are group * headDim columns apart in the packed tensors and the key
+// / value ones headDim apart; all are addressed in place through their row
+// strides (no repacking). One softmax launch covers the whole batch.
 //
-// Forward, query head h with kv head g = h / (heads / kvHeads):
+// Forward, query head h with kv head g = h / group:
 //   S = scale * Q_h K_g^T (fp32),  P = softmax(S) (masked),  O_h = P V_g.
-// Backward (recomputing P):
-//   dP = dO_h V_g^T,  D = rowsum(dO_h * O_h),  dS = P * (dP - D),
-//   dV_g += P^T dO_h,  dK_g += scale * dS^T Q_h,  dQ_h = scale * dS K_g.
-// dK_g / dV_g accumulate over the query heads of the group in fp32 scratch
-// (GEMMs with beta = 1, heads in increasing order, so the sum is
-// deterministic) and are rounded into dqkv once per group.
+// P is written over S in place (as `type`, row r of P starting where row r
+// of S does), so a head needs seq^2 * 4 bytes.
+// Backward (recomputing P), per head, in two seq^2 fp32 buffers A and C:
+//   A = S -> P (fp32, in place),  C = P (as `type`, narrowed layout),
+//   dV_g (+)= P^T dO_h (reads C),  C = dP = dO_h V_g^T (fp32),
+//   D = rowsum(dO_h * O_h),  C = dS = P * (dP - D) (as `type`, in place),
+//   dK_g (+)= scale * dS^T Q_h,  dQ_h = scale * dS K_g.
+// With GQA (group > 1), dK_g / dV_g accumulate over j = 0 .. group-1 in
+// increasing order in fp32 scratch (GEMMs with beta = 1, so the sum is
+// deterministic) and are rounded into dqkv once per batch of kv heads;
+// without GQA the GEMMs write dK / dV straight into dqkv.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +31,8 @@
 
 #include "tandem/runtime/Kernels.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -57,27 +68,40 @@ bool validate(const char *what, const AttentionArgs &args, std::string &error) {
   return true;
 }
 
+/// Scores of one batch may use this much scratch (at least one head).
+constexpr int64_t kScoresBudget = int64_t(1) << 30;
+
+/// Test override of the heads per batch (0: none).
+std::atomic<int64_t> maxHeadsPerBatch{0};
+
+bool validArgs(const AttentionArgs &args) {
+  return args.seq > 0 && args.heads > 0 && args.kvHeads > 0 &&
+         args.headDim > 0 && args.heads % args.kvHeads == 0;
+}
+
 /// Offsets into the scratch buffers (bytes); see the *ScratchBytes functions.
 struct ForwardScratch {
-  int64_t scores, probs, total;
+  int64_t scores, total;
   explicit ForwardScratch(const AttentionArgs &args) {
-    int64_t square = args.seq * args.seq;
+    int64_t heads = detail::attentionBatching(args, false).headsPerBatch();
     scores = 0;
-    probs = scores + alignUp(square * 4);
-    total = probs + alignUp(square * dtypeBytes(args.type));
+    total = scores + alignUp(heads * args.seq * args.seq * 4);
   }
 };
 
 struct BackwardScratch {
-  int64_t probs32, dprobs, probs, rowDot, dk, dv, total;
+  int64_t rowDot, probs32, dprobs, dk, dv, total;
   explicit BackwardScratch(const AttentionArgs &args) {
-    int64_t square = args.seq * args.seq;
-    int64_t kvBlock = args.seq * args.headDim * 4;
-    probs32 = 0;
-    dprobs = probs32 + alignUp(square * 4);
-    probs = dprobs + alignUp(square * 4);
-    rowDot = probs + alignUp(square * dtypeBytes(args.type));
-    dk = rowDot + alignUp(args.heads * args.seq * 4);
+    detail::AttentionBatching batching = detail::attentionBatching(args, true);
+    int64_t scores = batching.headsPerBatch() * args.seq * args.seq * 4;
+    int64_t group = args.heads / args.kvHeads;
+    // fp32 dK / dV sums of a batch's kv heads, only with GQA.
+    int64_t kvBlock =
+        group > 1 ? batching.kvPerBatch * args.seq * args.headDim * 4 : 0;
+    rowDot = 0;
+    probs32 = rowDot + alignUp(args.heads * args.seq * 4);
+    dprobs = probs32 + alignUp(scores);
+    dk = dprobs + alignUp(scores);
     dv = dk + alignUp(kvBlock);
     total = dv + alignUp(kvBlock);
   }
@@ -131,14 +155,48 @@ bool prefixError(const char *what, bool ok, std::string &error) {
 
 } // namespace
 
+namespace detail {
+
+AttentionBatching attentionBatching(const AttentionArgs &args, bool backward) {
+  AttentionBatching batching;
+  if (!validArgs(args))
+    return batching;
+  int64_t group = args.heads / args.kvHeads;
+  // Scratch per head: the scores (forward); two score-sized buffers
+  // (backward).
+  int64_t perHead = args.seq * args.seq * 4 * (backward ? 2 : 1);
+  int64_t fit = std::max<int64_t>(1, kScoresBudget / perHead);
+  if (int64_t cap = maxHeadsPerBatch.load(); cap > 0)
+    fit = std::min(fit, cap);
+  // Balanced batches: the same number of batches, as even as possible.
+  auto balance = [](int64_t total, int64_t most) {
+    int64_t batches = (total + most - 1) / most;
+    return (total + batches - 1) / batches;
+  };
+  if (fit >= group) {
+    batching.groupPerBatch = group;
+    batching.kvPerBatch = balance(args.kvHeads, fit / group);
+  } else {
+    batching.kvPerBatch = 1;
+    batching.groupPerBatch = balance(group, fit);
+  }
+  return batching;
+}
+
+void setAttentionMaxHeadsPerBatch(int64_t heads) {
+  maxHeadsPerBatch.store(std::max<int64_t>(0, heads));
+}
+
+} // namespace detail
+
 int64_t attentionScratchBytes(const AttentionArgs &args) {
-  if (args.seq <= 0)
+  if (!validArgs(args))
     return 0;
   return ForwardScratch(args).total;
 }
 
 int64_t attentionGradScratchBytes(const AttentionArgs &args) {
-  if (args.seq <= 0 || args.heads <= 0 || args.headDim <= 0)
+  if (!validArgs(args))
     return 0;
   return BackwardScratch(args).total;
 }
@@ -155,44 +213,72 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
   }
   ForwardScratch layout(args);
   QkvLayout qkvLayout(args);
+  detail::AttentionBatching batching = detail::attentionBatching(args, false);
   float *scores = at<float>(scratch, layout.scores);
-  void *probs = at<char>(scratch, layout.probs);
-  int64_t seq = args.seq, d = args.headDim;
+  int64_t seq = args.seq, d = args.headDim, square = seq * seq;
   int64_t outWidth = args.heads * d;
   int64_t group = args.heads / args.kvHeads;
   float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  // P overwrites S: row r of P (as `type`) starts where row r of S does.
+  int64_t typeBytes = dtypeBytes(args.type);
+  int64_t probsLd = seq * 4 / typeBytes;
+  int64_t probsStride = square * 4 / typeBytes;
 
-  for (int64_t h = 0; h < args.heads; ++h) {
-    int64_t g = h / group;
-    const void *query = offset(qkv, qkvLayout.query(h), args.type);
-    const void *key = offset(qkv, qkvLayout.key(g), args.type);
-    const void *value = offset(qkv, qkvLayout.value(g), args.type);
-    // S = scale * Q_h K_g^T.
-    if (!prefixError(
-            what,
-            detail::launchMatmulStrided(
-                blas,
-                gemm(args, seq, seq, d, false, true, DType::F32, scale, 0.0f),
-                query, qkvLayout.width, key, qkvLayout.width, scores, seq,
-                stream, error),
-            error))
-      return false;
-    if (!prefixError(what,
-                     detail::launchSoftmaxForward(scores, probs, args.type,
-                                                  nullptr, seq, args.causal,
-                                                  stream, error),
-                     error))
-      return false;
-    // O_h = P V_g.
-    if (!prefixError(
-            what,
-            detail::launchMatmulStrided(
-                blas,
-                gemm(args, seq, d, seq, false, false, args.type, 1.0f, 0.0f),
-                probs, seq, value, qkvLayout.width,
-                offset(out, h * d, args.type), outWidth, stream, error),
-            error))
-      return false;
+  for (int64_t g0 = 0; g0 < args.kvHeads; g0 += batching.kvPerBatch) {
+    int64_t nb = std::min(batching.kvPerBatch, args.kvHeads - g0);
+    for (int64_t j0 = 0; j0 < group; j0 += batching.groupPerBatch) {
+      int64_t nj = std::min(batching.groupPerBatch, group - j0);
+      // Slot jj * nb + gi holds head (g0 + gi) * group + j0 + jj.
+      for (int64_t jj = 0; jj < nj; ++jj) {
+        int64_t h = g0 * group + j0 + jj;
+        detail::MatmulBatch batch;
+        batch.count = nb;
+        batch.strideA = group * d;
+        batch.strideB = d;
+        batch.strideC = square;
+        // S = scale * Q_h K_g^T.
+        if (!prefixError(what,
+                         detail::launchMatmulStridedBatched(
+                             blas,
+                             gemm(args, seq, seq, d, false, true, DType::F32,
+                                  scale, 0.0f),
+                             offset(qkv, qkvLayout.query(h), args.type),
+                             qkvLayout.width,
+                             offset(qkv, qkvLayout.key(g0), args.type),
+                             qkvLayout.width, scores + jj * nb * square, seq,
+                             batch, stream, error),
+                         error))
+          return false;
+      }
+      if (!prefixError(what,
+                       detail::launchSoftmaxForward(
+                           scores, nb * nj, seq, args.causal, scores,
+                           args.type, probsLd, nullptr, stream, error),
+                       error))
+        return false;
+      for (int64_t jj = 0; jj < nj; ++jj) {
+        int64_t h = g0 * group + j0 + jj;
+        detail::MatmulBatch batch;
+        batch.count = nb;
+        batch.strideA = probsStride;
+        batch.strideB = d;
+        batch.strideC = group * d;
+        // O_h = P V_g.
+        if (!prefixError(
+                what,
+                detail::launchMatmulStridedBatched(
+                    blas,
+                    gemm(args, seq, d, seq, false, false, args.type, 1.0f,
+                         0.0f),
+                    offset(static_cast<const void *>(scores),
+                           jj * nb * probsStride, args.type),
+                    probsLd, offset(qkv, qkvLayout.value(g0), args.type),
+                    qkvLayout.width, offset(out, h * d, args.type), outWidth,
+                    batch, stream, error),
+                error))
+          return false;
+      }
+    }
   }
   return true;
 }
@@ -210,17 +296,23 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
   }
   BackwardScratch layout(args);
   QkvLayout qkvLayout(args);
-  float *probs32 = at<float>(scratch, layout.probs32);
-  float *dprobs = at<float>(scratch, layout.dprobs);
-  void *probs = at<char>(scratch, layout.probs); // Later dS, same type.
+  detail::AttentionBatching batching = detail::attentionBatching(args, true);
   float *rowDot = at<float>(scratch, layout.rowDot);
+  float *probs32 = at<float>(scratch, layout.probs32); // Buffer A.
+  float *dprobs = at<float>(scratch, layout.dprobs);   // Buffer C.
+  void *probs = dprobs; // P, then dS, as `type` over C.
   float *dkAcc = at<float>(scratch, layout.dk);
   float *dvAcc = at<float>(scratch, layout.dv);
-  int64_t seq = args.seq, d = args.headDim;
+  int64_t seq = args.seq, d = args.headDim, square = seq * seq;
   int64_t outWidth = args.heads * d;
   int64_t group = args.heads / args.kvHeads;
+  bool accumulate = group > 1;
   float scale = 1.0f / std::sqrt(static_cast<float>(d));
   int64_t width = qkvLayout.width;
+  int64_t typeBytes = dtypeBytes(args.type);
+  int64_t probsLd = seq * 4 / typeBytes;
+  int64_t probsStride = square * 4 / typeBytes;
+  DType kvType = accumulate ? DType::F32 : args.type;
 
   if (!prefixError(what,
                    detail::launchAttentionRowDot(dout, out, args.type, rowDot,
@@ -229,59 +321,110 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
                    error))
     return false;
 
-  for (int64_t g = 0; g < args.kvHeads; ++g) {
-    const void *key = offset(qkv, qkvLayout.key(g), args.type);
-    const void *value = offset(qkv, qkvLayout.value(g), args.type);
-    for (int64_t t = 0; t < group; ++t) {
-      int64_t h = g * group + t;
-      float accumulate = t == 0 ? 0.0f : 1.0f;
-      const void *query = offset(qkv, qkvLayout.query(h), args.type);
-      const void *dO = offset(dout, h * d, args.type);
-      bool ok =
-          // S = scale * Q_h K_g^T, then P in place (fp32) and as `type`.
-          detail::launchMatmulStrided(
-              blas,
-              gemm(args, seq, seq, d, false, true, DType::F32, scale, 0.0f),
-              query, width, key, width, probs32, seq, stream, error) &&
-          detail::launchSoftmaxForward(probs32, probs, args.type, probs32, seq,
-                                       args.causal, stream, error) &&
-          // dP = dO_h V_g^T.
-          detail::launchMatmulStrided(
-              blas,
-              gemm(args, seq, seq, d, false, true, DType::F32, 1.0f, 0.0f), dO,
-              outWidth, value, width, dprobs, seq, stream, error) &&
-          // dV_g (+)= P^T dO_h.
-          detail::launchMatmulStrided(blas,
-                                      gemm(args, seq, d, seq, true, false,
-                                           DType::F32, 1.0f, accumulate),
-                                      probs, seq, dO, outWidth, dvAcc, d,
-                                      stream, error) &&
-          // dS = P * (dP - D) overwrites P (the dV GEMM has read it: the
-          // stream orders them).
-          detail::launchSoftmaxBackward(probs32, dprobs, rowDot + h * seq,
-                                        probs, args.type, seq, stream, error) &&
-          // dK_g (+)= scale * dS^T Q_h.
-          detail::launchMatmulStrided(blas,
-                                      gemm(args, seq, d, seq, true, false,
-                                           DType::F32, scale, accumulate),
-                                      probs, seq, query, width, dkAcc, d,
-                                      stream, error) &&
-          // dQ_h = scale * dS K_g, straight into dqkv.
-          detail::launchMatmulStrided(
-              blas,
-              gemm(args, seq, d, seq, false, false, args.type, scale, 0.0f),
-              probs, seq, key, width,
-              offset(dqkv, qkvLayout.query(h), args.type), width, stream,
-              error);
-      if (!prefixError(what, ok, error))
+  for (int64_t g0 = 0; g0 < args.kvHeads; g0 += batching.kvPerBatch) {
+    int64_t nb = std::min(batching.kvPerBatch, args.kvHeads - g0);
+    const void *key = offset(qkv, qkvLayout.key(g0), args.type);
+    const void *value = offset(qkv, qkvLayout.value(g0), args.type);
+    // dK / dV of kv head g0 + gi: column gi * d of the fp32 sums (row
+    // stride nb * d), or straight into dqkv without GQA.
+    void *dkOut = accumulate ? static_cast<void *>(dkAcc)
+                             : offset(dqkv, qkvLayout.key(g0), args.type);
+    void *dvOut = accumulate ? static_cast<void *>(dvAcc)
+                             : offset(dqkv, qkvLayout.value(g0), args.type);
+    int64_t kvLd = accumulate ? nb * d : width;
+    for (int64_t j0 = 0; j0 < group; j0 += batching.groupPerBatch) {
+      int64_t nj = std::min(batching.groupPerBatch, group - j0);
+      auto launch = [&](const MatmulArgs &gemmArgs, const void *a, int64_t lda,
+                        int64_t strideA, const void *b, int64_t ldb,
+                        int64_t strideB, void *c, int64_t ldc,
+                        int64_t strideC) {
+        detail::MatmulBatch batch;
+        batch.count = nb;
+        batch.strideA = strideA;
+        batch.strideB = strideB;
+        batch.strideC = strideC;
+        return prefixError(what,
+                           detail::launchMatmulStridedBatched(
+                               blas, gemmArgs, a, lda, b, ldb, c, ldc, batch,
+                               stream, error),
+                           error);
+      };
+      auto probsOf = [&](int64_t jj) {
+        return offset(probs, jj * nb * probsStride, args.type);
+      };
+      // S = scale * Q_h K_g^T into A.
+      for (int64_t jj = 0; jj < nj; ++jj) {
+        int64_t h = g0 * group + j0 + jj;
+        if (!launch(gemm(args, seq, seq, d, false, true, DType::F32, scale,
+                         0.0f),
+                    offset(qkv, qkvLayout.query(h), args.type), width,
+                    group * d, key, width, d, probs32 + jj * nb * square, seq,
+                    square))
+          return false;
+      }
+      // P in place in A (fp32) and as `type` into C.
+      if (!prefixError(what,
+                       detail::launchSoftmaxForward(
+                           probs32, nb * nj, seq, args.causal, probs,
+                           args.type, probsLd, probs32, stream, error),
+                       error))
         return false;
+      // dV_g (+)= P^T dO_h, in increasing j.
+      for (int64_t jj = 0; jj < nj; ++jj) {
+        int64_t j = j0 + jj, h = g0 * group + j;
+        float beta = accumulate && j > 0 ? 1.0f : 0.0f;
+        if (!launch(gemm(args, seq, d, seq, true, false, kvType, 1.0f, beta),
+                    probsOf(jj), probsLd, probsStride,
+                    offset(dout, h * d, args.type), outWidth, group * d, dvOut,
+                    kvLd, d))
+          return false;
+      }
+      // dP = dO_h V_g^T into C (the dV GEMMs above have read P: the stream
+      // orders them).
+      for (int64_t jj = 0; jj < nj; ++jj) {
+        int64_t h = g0 * group + j0 + jj;
+        if (!launch(gemm(args, seq, seq, d, false, true, DType::F32, 1.0f,
+                         0.0f),
+                    offset(dout, h * d, args.type), outWidth, group * d, value,
+                    width, d, dprobs + jj * nb * square, seq, square))
+          return false;
+      }
+      // dS = P * (dP - D), as `type` in place over dP.
+      detail::AttentionHeadMap map;
+      map.kvBegin = g0;
+      map.kvCount = nb;
+      map.groupBegin = j0;
+      map.group = group;
+      if (!prefixError(what,
+                       detail::launchSoftmaxBackward(
+                           probs32, dprobs, rowDot, probs, args.type, probsLd,
+                           nb * nj, seq, map, stream, error),
+                       error))
+        return false;
+      for (int64_t jj = 0; jj < nj; ++jj) {
+        int64_t j = j0 + jj, h = g0 * group + j;
+        float beta = accumulate && j > 0 ? 1.0f : 0.0f;
+        const void *query = offset(qkv, qkvLayout.query(h), args.type);
+        // dK_g (+)= scale * dS^T Q_h, then dQ_h = scale * dS K_g.
+        if (!launch(gemm(args, seq, d, seq, true, false, kvType, scale, beta),
+                    probsOf(jj), probsLd, probsStride, query, width, group * d,
+                    dkOut, kvLd, d) ||
+            !launch(gemm(args, seq, d, seq, false, false, args.type, scale,
+                         0.0f),
+                    probsOf(jj), probsLd, probsStride, key, width, d,
+                    offset(dqkv, qkvLayout.query(h), args.type), width,
+                    group * d))
+          return false;
+      }
     }
+    if (!accumulate)
+      continue;
     bool ok = detail::launchAccumulateCast(
-                  dkAcc, d, offset(dqkv, qkvLayout.key(g), args.type),
-                  args.type, width, seq, d, 0.0f, stream, error) &&
+                  dkAcc, nb * d, offset(dqkv, qkvLayout.key(g0), args.type),
+                  args.type, width, seq, nb * d, 0.0f, stream, error) &&
               detail::launchAccumulateCast(
-                  dvAcc, d, offset(dqkv, qkvLayout.value(g), args.type),
-                  args.type, width, seq, d, 0.0f, stream, error);
+                  dvAcc, nb * d, offset(dqkv, qkvLayout.value(g0), args.type),
+                  args.type, width, seq, nb * d, 0.0f, stream, error);
     if (!prefixError(what, ok, error))
       return false;
   }

@@ -5,9 +5,10 @@
 // which live in Kernels.cu so that Attention.cpp stays plain C++.
 //
 // Score matrices are per head, seq x seq, fp32, row-major and dense (row i
-// holds the scores of query i against every key). Like everything in
-// Kernels.h, each row is reduced by one CTA of a fixed size in a fixed order,
-// so results are bitwise reproducible.
+// holds the scores of query i against every key); a batch of heads stores
+// its matrices back to back, and one launch covers the whole batch. Like
+// everything in Kernels.h, each row is reduced by one CTA of a fixed size in
+// a fixed order, so results are bitwise reproducible.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,13 +26,18 @@ namespace tandem {
 namespace runtime {
 namespace detail {
 
-/// Row softmax of already scaled `scores` (seq x seq fp32). With `causal`,
-/// keys j > i of row i are masked (probability 0). Writes the probabilities
-/// to `probs` (seq x seq, `probsType`) and, when `probs32` is not null, also
-/// as fp32 to `probs32`, which may be `scores` itself (in place).
-bool launchSoftmaxForward(const float *scores, void *probs, DType probsType,
-                          float *probs32, int64_t seq, bool causal,
-                          cudaStream_t stream, std::string &error);
+/// Row softmax of `count` already scaled score matrices (seq x seq fp32
+/// each, stored back to back: row r = matrix r / seq, query r % seq, at
+/// `scores + r * seq`). With `causal`, keys j > i of query i are masked
+/// (probability 0). Writes the probabilities as `probsType` to row r of
+/// `probs` (at `probs + r * probsLd` elements) and, when `probs32` is not
+/// null, as fp32 to `probs32` (row stride seq). Either may alias `scores`
+/// with the same row starts (probsLd * size(probsType) == seq * 4): the
+/// probabilities then overwrite the scores in place.
+bool launchSoftmaxForward(const float *scores, int64_t count, int64_t seq,
+                          bool causal, void *probs, DType probsType,
+                          int64_t probsLd, float *probs32, cudaStream_t stream,
+                          std::string &error);
 
 /// `rowDot[h * seq + i] = sum_c dout[i, h*headDim + c] * out[i, h*headDim+c]`
 /// for every head h, where `dout` and `out` are seq x heads*headDim of
@@ -41,13 +47,23 @@ bool launchAttentionRowDot(const void *dout, const void *out, DType type,
                            int64_t headDim, cudaStream_t stream,
                            std::string &error);
 
-/// Softmax backward for one head: `dscores[i, j] = probs32[i, j] *
-/// (dprobs[i, j] - rowDot[i])`, rounded to `dscoresType` (seq x seq). Masked
-/// entries have probability 0 and so get gradient 0.
+/// Which query head the score matrix in batch slot s belongs to: slot
+/// s = jj * kvCount + gi holds head (kvBegin + gi) * group + groupBegin + jj.
+struct AttentionHeadMap {
+  int64_t kvBegin = 0, kvCount = 1, groupBegin = 0, group = 1;
+};
+
+/// Softmax backward for `count` score matrices laid out as in
+/// launchSoftmaxForward: `dscores[r, j] = probs32[r, j] * (dprobs[r, j] -
+/// rowDot[h * seq + i])` with h the head of slot r / seq (`map`) and
+/// i = r % seq, rounded to `dscoresType` (row r at `dscores + r *
+/// dscoresLd`). Masked entries have probability 0 and so get gradient 0.
+/// `dscores` may alias `dprobs` with the same row starts (in place).
 bool launchSoftmaxBackward(const float *probs32, const float *dprobs,
                            const float *rowDot, void *dscores,
-                           DType dscoresType, int64_t seq, cudaStream_t stream,
-                           std::string &error);
+                           DType dscoresType, int64_t dscoresLd, int64_t count,
+                           int64_t seq, const AttentionHeadMap &map,
+                           cudaStream_t stream, std::string &error);
 
 } // namespace detail
 } // namespace runtime

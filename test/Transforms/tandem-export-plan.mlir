@@ -12,6 +12,10 @@
 // RUN: tandem-opt %s --tandem-pipeline-collective-matmul="method=chunked chunks=2" \
 // RUN:   --tandem-export-plan="file=%t.chunk.json simulate=false" -o /dev/null 2>/dev/null
 // RUN: FileCheck %s --check-prefix=CHUNK < %t.chunk.json
+// RUN: tandem-opt %s --tandem-pipeline-collective-matmul="method=chunked chunks=2" \
+// RUN:   --tandem-async-collectives --tandem-bulk-overlap --tandem-assign-streams \
+// RUN:   --tandem-export-plan="file=%t.chunk-async.json simulate=false" -o /dev/null 2>/dev/null
+// RUN: FileCheck %s --check-prefix=CHUNK-ASYNC < %t.chunk-async.json
 
 // One TP layer: all-gather -> fc1 -> gelu -> fc2 -> reduce-scatter, plus an
 // independent wgrad. The unscheduled function lowers to one stream with
@@ -112,3 +116,11 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // CHUNK-NEXT: "kind": "concat",
 // CHUNK:      "interleave": 4,
 // CHUNK-NEXT: "kind": "slice",
+
+// A view slice that records an event for the collective reading it stays
+// as a sync step (no inputs, no launch) that records the event.
+// CHUNK-ASYNC:      "inputs": [],
+// CHUNK-ASYNC-NEXT: "kind": "sync",
+// CHUNK-ASYNC:      "op": "tandem.slice",
+// CHUNK-ASYNC-NEXT: "outputs": [],
+// CHUNK-ASYNC-NEXT: "record_event": 0,

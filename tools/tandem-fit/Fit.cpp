@@ -161,9 +161,9 @@ static GemmFit fitGemm(const GpuSpec &spec, ArrayRef<GemmSample> samples,
     CostModel idealModel(ideal);
     std::vector<double> waves, base;
     for (const GemmSample &s : samples) {
-      ComputeEstimate e = idealModel.gemm(
-          GemmShape{1, s.m, s.n, s.k}, bf16,
-          double(gemmBytes(s.m, s.n, s.k)), s.smTarget);
+      ComputeEstimate e =
+          idealModel.gemm(GemmShape{1, s.m, s.n, s.k}, bf16,
+                          double(gemmBytes(s.m, s.n, s.k)), s.smTarget);
       waves.push_back(double(e.waves));
       base.push_back(double(e.waves) * e.tileUs);
     }
@@ -172,9 +172,9 @@ static GemmFit fitGemm(const GpuSpec &spec, ArrayRef<GemmSample> samples,
       double overhead = step * kOverheadStepUs;
       std::vector<std::pair<double, double>> zw;
       for (auto [i, s] : llvm::enumerate(samples))
-        zw.push_back({(s.us - spec.launchOverheadUs - waves[i] * overhead) /
-                          base[i],
-                      base[i] / s.us});
+        zw.push_back(
+            {(s.us - spec.launchOverheadUs - waves[i] * overhead) / base[i],
+             base[i] / s.us});
       double inverse = std::max(1.0, weightedMedian(zw));
       GpuSpec candidate = ideal;
       // Rounded as the calibration file stores it.
@@ -322,9 +322,9 @@ std::optional<FitResult> fit::fitCalibration(const RawMeasurements &raw,
   result.extended = fitGemm(spec, raw.gemm, bf16, /*withOverhead=*/true);
   // The per-wave overhead is an extension of the documented GEMM formula:
   // use it only where efficiency and tile alone miss the goal and it helps.
-  result.useWaveOverhead = result.base.errors.maxAbs > kErrorGoal &&
-                           result.extended.errors.meanAbs <
-                               result.base.errors.meanAbs;
+  result.useWaveOverhead =
+      result.base.errors.maxAbs > kErrorGoal &&
+      result.extended.errors.meanAbs < result.base.errors.meanAbs;
   const GemmFit &gemm = result.useWaveOverhead ? result.extended : result.base;
   spec.gemmTileM = gemm.tileM;
   spec.gemmTileN = gemm.tileN;
@@ -352,15 +352,13 @@ std::optional<FitResult> fit::fitCalibration(const RawMeasurements &raw,
     for (const MemoryPair &p : raw.memoryPairs)
       if (p.commCtas == c)
         memory.push_back(&p);
-    result.contention.push_back(
-        fitContentionRow(spec, bf16, c, pairs, memory));
+    result.contention.push_back(fitContentionRow(spec, bf16, c, pairs, memory));
     result.memoryAssumed.push_back(memory.empty());
   }
   return result;
 }
 
-void fit::writeCalibrationJson(const FitResult &fit,
-                               const RawMeasurements &raw,
+void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
                                llvm::StringRef rawPath, llvm::raw_ostream &os) {
   const GemmFit &gemm = fit.useWaveOverhead ? fit.extended : fit.base;
   std::string source =

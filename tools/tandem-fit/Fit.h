@@ -1,4 +1,5 @@
-//===- Fit.h - Cost-model predictions of, and fit to, raw measurements -*-C++-*-//
+//===- Fit.h - Cost-model predictions of, and fit to, raw measurements
+//-*-C++-*-//
 //
 // Predicts every tandem-calibrate measurement with a cost model (the GEMM
 // formula for GEMMs, the HBM roofline for bandwidth-bound kernels and the

@@ -28,10 +28,10 @@ public:
     std::optional<int64_t> v = obj.getInteger(key);
     if (!v || *v < min || *v > max) {
       error = where + ": \"" + key.str() + "\" must be an integer ";
-      error += max == INT64_MAX ? (">= " + llvm::Twine(min)).str()
-                                : ("in [" + llvm::Twine(min) + ", " +
-                                   llvm::Twine(max) + "]")
-                                      .str();
+      error += max == INT64_MAX
+                   ? (">= " + llvm::Twine(min)).str()
+                   : ("in [" + llvm::Twine(min) + ", " + llvm::Twine(max) + "]")
+                         .str();
       return *this;
     }
     out = *v;
@@ -62,10 +62,10 @@ private:
 /// Calls `row` on every object of array `key`; fails if it is absent (when
 /// `required`), empty (when `required`), not an array or holds a
 /// non-object.
-bool forEachRow(const json::Object &root, llvm::StringRef key,
-                llvm::StringRef origin, bool required, std::string &error,
-                const std::function<void(const json::Object &,
-                                         const std::string &)> &row) {
+bool forEachRow(
+    const json::Object &root, llvm::StringRef key, llvm::StringRef origin,
+    bool required, std::string &error,
+    const std::function<void(const json::Object &, const std::string &)> &row) {
   const json::Value *value = root.get(key);
   if (!value && !required)
     return true;
@@ -77,7 +77,8 @@ bool forEachRow(const json::Object &root, llvm::StringRef key,
     return false;
   }
   for (size_t i = 0; i < rows->size(); ++i) {
-    std::string where = (origin + ": " + key + "[" + llvm::Twine(i) + "]").str();
+    std::string where =
+        (origin + ": " + key + "[" + llvm::Twine(i) + "]").str();
     const json::Object *obj = (*rows)[i].getAsObject();
     if (!obj) {
       error = where + " must be an object";
@@ -92,9 +93,9 @@ bool forEachRow(const json::Object &root, llvm::StringRef key,
 
 } // namespace
 
-std::optional<RawMeasurements>
-RawMeasurements::parse(llvm::StringRef text, llvm::StringRef origin,
-                       std::string &error) {
+std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
+                                                      llvm::StringRef origin,
+                                                      std::string &error) {
   error.clear();
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed) {

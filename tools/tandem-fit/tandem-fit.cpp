@@ -127,15 +127,15 @@ std::vector<Row> Report::summaryRows() const {
     gemm.after.push_back(relativeError(eval.gemmAfter[i], s.us));
   }
   rows.push_back(gemm);
-  Row g{"pairs: GEMMs overlapped", {}, {}}, c{"pairs: stand-in overlapped", {}, {}},
-      s{"pairs: span", {}, {}};
+  Row g{"pairs: GEMMs overlapped", {}, {}},
+      c{"pairs: stand-in overlapped", {}, {}}, s{"pairs: span", {}, {}};
   for (auto [i, p] : llvm::enumerate(raw.pairs)) {
     g.before.push_back(relativeError(eval.pairBefore[i].primaryOverlappedUs,
                                      p.gemmOverlappedUs));
     g.after.push_back(relativeError(eval.pairAfter[i].primaryOverlappedUs,
                                     p.gemmOverlappedUs));
-    c.before.push_back(relativeError(eval.pairBefore[i].copyOverlappedUs,
-                                     p.copyOverlappedUs));
+    c.before.push_back(
+        relativeError(eval.pairBefore[i].copyOverlappedUs, p.copyOverlappedUs));
     c.after.push_back(
         relativeError(eval.pairAfter[i].copyOverlappedUs, p.copyOverlappedUs));
     s.before.push_back(relativeError(eval.pairBefore[i].spanUs, p.spanUs));
@@ -179,8 +179,8 @@ void Report::write(llvm::raw_ostream &os) const {
   os << "# Cost-model calibration: " << raw.deviceName << "\n\n"
      << "Measurements: `" << llvm::sys::path::filename(rawPath) << "` ("
      << raw.deviceSms << " SMs): " << raw.gemm.size() << " single GEMMs, "
-     << raw.pairs.size() << " GEMM + stand-in pairs, "
-     << raw.memoryPairs.size() << " element-wise + stand-in pairs.\n"
+     << raw.pairs.size() << " GEMM + stand-in pairs, " << raw.memoryPairs.size()
+     << " element-wise + stand-in pairs.\n"
      << "Before: target preset `" << before.gpu().name
      << "` and the built-in contention table. After: the calibration file "
         "tandem-fit wrote, loaded back.\n"
@@ -202,9 +202,7 @@ void Report::write(llvm::raw_ostream &os) const {
       pairMax = std::max(pairMax, a.maxAbs);
   }
   double gemmMax = ErrorSummary::of(rows.front().after).maxAbs;
-  auto verdict = [](double e) {
-    return e <= kErrorGoal ? "met" : "NOT met";
-  };
+  auto verdict = [](double e) { return e <= kErrorGoal ? "met" : "NOT met"; };
   os << "\nGoal, every |error| within " << absPct(kErrorGoal)
      << " after calibration: single GEMMs " << verdict(gemmMax) << " (max "
      << absPct(gemmMax) << "); overlapped pairs " << verdict(pairMax)
@@ -244,10 +242,9 @@ void Report::writeParameters(llvm::raw_ostream &os) const {
      << " |\n";
   os << "| hbm_efficiency | " << llvm::formatv("{0:F4}", b.hbmEfficiency)
      << " | " << llvm::formatv("{0:F4}", a.hbmEfficiency) << " | "
-     << (fit.hbmEfficiency
-             ? "measured: median over `hbm` of bytes / ((us - "
-               "launch_overhead_us) * hbm_gbps)"
-             : "not measured (no `hbm` section): the target's")
+     << (fit.hbmEfficiency ? "measured: median over `hbm` of bytes / ((us - "
+                             "launch_overhead_us) * hbm_gbps)"
+                           : "not measured (no `hbm` section): the target's")
      << " |\n";
   os << "| launch_overhead_us | " << llvm::formatv("{0:F3}", b.launchOverheadUs)
      << " | " << llvm::formatv("{0:F3}", a.launchOverheadUs) << " | "
@@ -319,8 +316,8 @@ void Report::writeSingles(llvm::raw_ostream &os) const {
      << "|---|---|---|---|---|---|---|---|---|\n";
   for (auto [i, s] : llvm::enumerate(raw.gemm))
     os << "| " << s.m << " | " << s.n << " | " << s.k << " | "
-       << (s.smTarget ? std::to_string(s.smTarget) : "all") << " | "
-       << us(s.us) << " | " << us(eval.gemmBefore[i]) << " | "
+       << (s.smTarget ? std::to_string(s.smTarget) : "all") << " | " << us(s.us)
+       << " | " << us(eval.gemmBefore[i]) << " | "
        << pct(relativeError(eval.gemmBefore[i], s.us)) << " | "
        << us(eval.gemmAfter[i]) << " | "
        << pct(relativeError(eval.gemmAfter[i], s.us)) << " |\n";
@@ -369,12 +366,12 @@ void Report::writePairs(llvm::raw_ostream &os) const {
   for (auto [i, p] : llvm::enumerate(raw.pairs)) {
     const PairPrediction &b = eval.pairBefore[i], &a = eval.pairAfter[i];
     auto row = [&](StringRef what, double measured, double pb, double pa) {
-      os << "| " << p.m << " x " << p.n << " x " << p.k << " | "
-         << p.gemmCount << " | "
-         << (p.gemmSmTarget ? std::to_string(p.gemmSmTarget) : "all") << " | "
-         << p.commCtas << " | " << what << " | " << us(measured) << " | "
-         << us(pb) << " | " << pct(relativeError(pb, measured)) << " | "
-         << us(pa) << " | " << pct(relativeError(pa, measured)) << " |\n";
+      os << "| " << p.m << " x " << p.n << " x " << p.k << " | " << p.gemmCount
+         << " | " << (p.gemmSmTarget ? std::to_string(p.gemmSmTarget) : "all")
+         << " | " << p.commCtas << " | " << what << " | " << us(measured)
+         << " | " << us(pb) << " | " << pct(relativeError(pb, measured))
+         << " | " << us(pa) << " | " << pct(relativeError(pa, measured))
+         << " |\n";
     };
     row("GEMMs alone", p.gemmAloneUs, b.primaryAloneUs, a.primaryAloneUs);
     row("GEMMs overlapped", p.gemmOverlappedUs, b.primaryOverlappedUs,
@@ -440,11 +437,10 @@ void Report::writeChoices(llvm::raw_ostream &os) const {
        << first.gemmCount << " | " << first.commCtas << " | "
        << us(ref.serialUs) << " | "
        << (naive ? us(raw.pairs[*naive].spanUs) : std::string("-")) << " | "
-       << target(cb) << ": " << us(raw.pairs[cb].spanUs) << " | "
-       << target(ca) << ": " << us(raw.pairs[ca].spanUs) << " | "
-       << target(measuredBest) << ": " << us(raw.pairs[measuredBest].spanUs)
-       << " | " << us(bound) << " | "
-       << pct(raw.pairs[ca].spanUs / bound - 1.0) << " |\n";
+       << target(cb) << ": " << us(raw.pairs[cb].spanUs) << " | " << target(ca)
+       << ": " << us(raw.pairs[ca].spanUs) << " | " << target(measuredBest)
+       << ": " << us(raw.pairs[measuredBest].spanUs) << " | " << us(bound)
+       << " | " << pct(raw.pairs[ca].spanUs / bound - 1.0) << " |\n";
   }
   os << "\n";
 }
@@ -464,8 +460,7 @@ void Report::writeMemoryPairs(llvm::raw_ostream &os) const {
          << pct(relativeError(pb, measured)) << " | " << us(pa) << " | "
          << pct(relativeError(pa, measured)) << " |\n";
     };
-    row("element-wise alone", p.memAloneUs, b.primaryAloneUs,
-        a.primaryAloneUs);
+    row("element-wise alone", p.memAloneUs, b.primaryAloneUs, a.primaryAloneUs);
     row("element-wise overlapped", p.memOverlappedUs, b.primaryOverlappedUs,
         a.primaryOverlappedUs);
     row("stand-in overlapped", p.copyOverlappedUs, b.copyOverlappedUs,
@@ -526,8 +521,8 @@ int main(int argc, char **argv) {
     std::string known;
     llvm::raw_string_ostream os(known);
     llvm::interleaveComma(TargetAttr::getPresetNames(), os);
-    return fail("unknown --target '" + targetName + "'; known presets: " +
-                known);
+    return fail("unknown --target '" + targetName +
+                "'; known presets: " + known);
   }
   GpuSpec targetSpec = GpuSpec::fromAttr(target);
   if (raw->deviceSms != targetSpec.smCount)
@@ -546,9 +541,9 @@ int main(int argc, char **argv) {
   writeCalibrationJson(*fitted, *raw, inputFilename, calibrationStream);
 
   // The model after calibration is the one the file gives.
-  StringRef calibrationOrigin =
-      outputFilename.empty() ? StringRef("<calibration>")
-                             : StringRef(outputFilename);
+  StringRef calibrationOrigin = outputFilename.empty()
+                                    ? StringRef("<calibration>")
+                                    : StringRef(outputFilename);
   std::optional<Calibration> calibration =
       Calibration::parse(calibrationText, calibrationOrigin, error);
   GpuSpec afterSpec = targetSpec;
@@ -587,8 +582,8 @@ int main(int argc, char **argv) {
       ErrorSummary b = ErrorSummary::of(r.before),
                    a = ErrorSummary::of(r.after);
       llvm::outs() << "  " << r.name << ": " << absPct(b.medianAbs) << " / "
-                   << absPct(b.maxAbs) << " -> " << absPct(a.medianAbs)
-                   << " / " << absPct(a.maxAbs) << "\n";
+                   << absPct(b.maxAbs) << " -> " << absPct(a.medianAbs) << " / "
+                   << absPct(a.maxAbs) << "\n";
     }
   }
   return 0;

@@ -1,4 +1,5 @@
-//===- CostModel.h - Time of compute ops and collectives ---------*- C++ -*-===//
+//===- CostModel.h - Time of compute ops and collectives ---------*- C++
+//-*-===//
 //
 // The cost model every scheduling decision consults. Ops describe their work
 // through ComputeOpInterface / CollectiveOpInterface; this turns that into

@@ -306,8 +306,8 @@ int main(int argc, char **argv) {
     std::string arg = argv[i];
     auto value = [&](const char *name) -> const char * {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "tandem-calibrate: %s needs a value (see --help)\n",
-                     name);
+        std::fprintf(stderr,
+                     "tandem-calibrate: %s needs a value (see --help)\n", name);
         std::exit(kExitUsage);
       }
       return argv[++i];
@@ -318,8 +318,9 @@ int main(int argc, char **argv) {
       opt.quick = true;
     } else if (arg == "--device") {
       if (!parseInt(value("--device"), opt.device) || opt.device < 0) {
-        std::fprintf(stderr, "tandem-calibrate: --device must be a "
-                             "non-negative integer, got '%s'\n",
+        std::fprintf(stderr,
+                     "tandem-calibrate: --device must be a "
+                     "non-negative integer, got '%s'\n",
                      argv[i]);
         return kExitUsage;
       }
@@ -388,8 +389,8 @@ int main(int argc, char **argv) {
   // count; the shapes are those of TP transformer layers (hidden 8192 with
   // TP 4-8: qkv, attention projection, MLP up and down, an untiled MLP)
   // plus the 8192^3 square of shared/data/h200-probe.md.
-  std::vector<int> ctas = opt.quick ? std::vector<int>{16, 32}
-                                    : std::vector<int>{8, 16, 24, 32};
+  std::vector<int> ctas =
+      opt.quick ? std::vector<int>{16, 32} : std::vector<int>{8, 16, 24, 32};
   ctas.erase(std::remove_if(ctas.begin(), ctas.end(),
                             [&](int k) { return k >= d.sms; }),
              ctas.end());
@@ -397,7 +398,8 @@ int main(int argc, char **argv) {
     die("the device has too few SMs (" + std::to_string(d.sms) +
         ") for the stand-in's CTA counts");
   std::vector<int> targets = {0};
-  for (int cut : opt.quick ? std::vector<int>{16} : std::vector<int>{8, 16, 24, 32})
+  for (int cut :
+       opt.quick ? std::vector<int>{16} : std::vector<int>{8, 16, 24, 32})
     if (d.sms - cut >= 1)
       targets.push_back(d.sms - cut);
   if (std::find(targets.begin(), targets.end(), d.sms / 2) == targets.end())
@@ -407,17 +409,17 @@ int main(int argc, char **argv) {
     shapes = {{2048, 3072, 8192}, {4096, 8192, 1536}};
   } else {
     for (int64_t m : {1024, 2048, 4096, 8192})
-      for (Shape nk : {Shape{0, 3072, 8192}, Shape{0, 8192, 1536},
-                       Shape{0, 7168, 8192}, Shape{0, 8192, 7168},
-                       Shape{0, 28672, 8192}})
+      for (Shape nk :
+           {Shape{0, 3072, 8192}, Shape{0, 8192, 1536}, Shape{0, 7168, 8192},
+            Shape{0, 8192, 7168}, Shape{0, 28672, 8192}})
         shapes.push_back({m, nk.n, nk.k});
     shapes.push_back({8192, 8192, 8192});
   }
-  std::vector<Shape> pairShapes =
-      opt.quick ? std::vector<Shape>{{2048, 3072, 8192}}
-                : std::vector<Shape>{{8192, 8192, 8192},
-                                     {4096, 8192, 7168},
-                                     {2048, 3072, 8192}};
+  std::vector<Shape> pairShapes = opt.quick
+                                      ? std::vector<Shape>{{2048, 3072, 8192}}
+                                      : std::vector<Shape>{{8192, 8192, 8192},
+                                                           {4096, 8192, 7168},
+                                                           {2048, 3072, 8192}};
   // Each side of a pair runs about this long alone.
   const double pairUs = opt.quick ? 1000.0 : 5000.0;
   const int64_t copyBytes = opt.quick ? (256ll << 20) : (1ll << 30);
@@ -443,29 +445,33 @@ int main(int argc, char **argv) {
   d.scratchBytes = 1ll << 30;
   d.scratch = deviceAlloc(d.scratchBytes, "cudaMalloc stand-in scratch");
   d.standinIn = deviceAlloc(2 * kStandinElements, "cudaMalloc stand-in input");
-  d.standinOut = deviceAlloc(2 * kStandinElements, "cudaMalloc stand-in output");
+  d.standinOut =
+      deviceAlloc(2 * kStandinElements, "cudaMalloc stand-in output");
   fillRandom(d, d.standinIn, kStandinElements, 4);
   d.tiny = deviceAlloc(64, "cudaMalloc");
   check(cudaDeviceSynchronize(), "initialisation");
 
-  std::string json = "{\n  \"version\": 1,\n  \"tool\": \"tandem-calibrate\",\n";
+  std::string json =
+      "{\n  \"version\": 1,\n  \"tool\": \"tandem-calibrate\",\n";
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   json += "  \"date\": " + jsonString(date) + ",\n";
-  json += "  \"device\": {\"name\": " + jsonString(info.name) +
-          ", \"sms\": " + std::to_string(d.sms) + ", \"compute_capability\": " +
-          jsonString(std::to_string(info.computeMajor) + "." +
-                     std::to_string(info.computeMinor)) +
-          ", \"memory_bytes\": " + std::to_string(info.totalMemoryBytes) +
-          ", \"cuda_runtime\": " +
-          jsonString(formatCudaVersion(env.cudaRuntimeVersion)) +
-          ", \"cuda_driver\": " +
-          jsonString(formatCudaVersion(env.cudaDriverVersion)) +
-          ", \"cublaslt\": " +
-          jsonString(formatVersion(decodeCublasLtVersion(env.cublasLtVersion))) +
-          "},\n";
-  json += "  \"settings\": {\"quick\": " + std::string(opt.quick ? "true" : "false") +
+  json +=
+      "  \"device\": {\"name\": " + jsonString(info.name) +
+      ", \"sms\": " + std::to_string(d.sms) + ", \"compute_capability\": " +
+      jsonString(std::to_string(info.computeMajor) + "." +
+                 std::to_string(info.computeMinor)) +
+      ", \"memory_bytes\": " + std::to_string(info.totalMemoryBytes) +
+      ", \"cuda_runtime\": " +
+      jsonString(formatCudaVersion(env.cudaRuntimeVersion)) +
+      ", \"cuda_driver\": " +
+      jsonString(formatCudaVersion(env.cudaDriverVersion)) +
+      ", \"cublaslt\": " +
+      jsonString(formatVersion(decodeCublasLtVersion(env.cublasLtVersion))) +
+      "},\n";
+  json += "  \"settings\": {\"quick\": " +
+          std::string(opt.quick ? "true" : "false") +
           ", \"reps\": " + std::to_string(d.reps) +
           ", \"warmup\": " + std::to_string(d.warmup) +
           ", \"pair_target_us\": " + num(pairUs) + "},\n";
@@ -491,8 +497,9 @@ int main(int argc, char **argv) {
     for (int64_t elements : {d.copyElements / 4, d.copyElements}) {
       double us = timeAlone(d, d.compute, copyWork(d, elements, 1));
       int64_t bytes = 4 * elements;
-      json += std::string(first ? "\n" : ",\n") + "    {\"bytes\": " +
-              std::to_string(bytes) + ", \"us\": " + num(us) + "}";
+      json += std::string(first ? "\n" : ",\n") +
+              "    {\"bytes\": " + std::to_string(bytes) +
+              ", \"us\": " + num(us) + "}";
       first = false;
       std::fprintf(stderr, "hbm: %lld bytes in %.1f us (%.0f GB/s)\n",
                    (long long)bytes, us, bytes / us / 1e3);
@@ -526,11 +533,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < ctas.size(); ++i) {
     double us = timeAlone(d, d.comm, standinWork(d, ctas[i], copyBytes));
     copyBytesPerUs.push_back(double(copyBytes) / us);
-    json += std::string(i ? ",\n" : "\n") + "    {\"ctas\": " +
-            std::to_string(ctas[i]) + ", \"bytes\": " +
-            std::to_string(copyBytes) + ", \"us\": " + num(us) + "}";
-    std::fprintf(stderr, "stand-in %d CTAs: %.1f us (%.0f GB/s)\n", ctas[i],
-                 us, copyBytes / us / 1e3);
+    json += std::string(i ? ",\n" : "\n") +
+            "    {\"ctas\": " + std::to_string(ctas[i]) +
+            ", \"bytes\": " + std::to_string(copyBytes) +
+            ", \"us\": " + num(us) + "}";
+    std::fprintf(stderr, "stand-in %d CTAs: %.1f us (%.0f GB/s)\n", ctas[i], us,
+                 copyBytes / us / 1e3);
   }
   json += "\n  ],\n";
 
@@ -547,8 +555,7 @@ int main(int argc, char **argv) {
   {
     bool first = true;
     for (const Shape &s : pairShapes) {
-      double gemmUs =
-          timeAlone(d, d.compute, gemmWork(d, s.m, s.n, s.k, 0, 1));
+      double gemmUs = timeAlone(d, d.compute, gemmWork(d, s.m, s.n, s.k, 0, 1));
       int count = std::max(1, int(std::lround(pairUs / gemmUs)));
       for (size_t ci = 0; ci < ctas.size(); ++ci) {
         int k = ctas[ci];

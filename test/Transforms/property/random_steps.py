@@ -43,7 +43,12 @@ Checks, per program and strategy:
       counted once). Strategies that split GEMMs and collectives into chunk
       pipelines (pipeline, pipeline+reschedule, te-preset, and auto when it
       chose one of them) must instead keep the non-GEMM compute ops, the
-      GEMM FLOPs per role and the bytes each group moves.
+      GEMM FLOPs per role and the bytes each group moves;
+  (e) when tandem-opt has --tandem-export-plan, every output (except the
+      racy inputs returned unchanged) lowers to a valid runtime plan: the
+      lowering checks shapes, events, cross-stream ordering and the arena.
+      Refusals the runtime documents as unsupported (collectives along a
+      dimension other than 0, ...) are counted, not failures.
 
 Programs depend only on (--seed, index), so `--only I` reruns program I,
 `--print-program I` prints it and --keep-failures DIR keeps the inputs,
@@ -766,7 +771,9 @@ def tool_features(opt):
     verify_opts = pass_options("tandem-verify-schedule")
     verify = verify_opts is not None
     reference = verify and any(o == "reference" for o, _ in verify_opts)
-    return dict(strategies=strategies, verify=verify, reference=reference)
+    export = pass_options("tandem-export-plan") is not None
+    return dict(strategies=strategies, verify=verify, reference=reference,
+                export=export)
 
 
 def reparse_and_verify(opt, tmp, prog, chunks, verify, verify_ref):
@@ -964,6 +971,29 @@ def check_program(opt, seed, index, features, keep_dir):
             fail("(a) %s" % strat, "the output does not %s: %s" % (
                 "re-parse and pass --tandem-verify-schedule" if verify
                 else "re-parse", "; ".join(errs[:3])))
+        # (e) every schedule lowers to a valid runtime plan: the lowering
+        # validates shapes, events and cross-stream ordering and plans the
+        # arena. Inputs the verifier rejects are racy on purpose and skipped;
+        # what the runtime documents as unsupported is counted, not failed.
+        if features.get("export"):
+            for strat, path in outputs.items():
+                if strat == "input" or strat in same_as_input:
+                    continue
+                plan = os.path.join(tmp, "plan.%s.json" % strat)
+                rc, _, err = run_tool([opt, path, "--tandem-export-plan=file=%s"
+                                       " simulate=false" % plan, "-o",
+                                       os.devnull] + common)
+                res["runs"] += 1
+                if rc == 0:
+                    continue
+                if ("the runtime supports" in err or
+                        "is not supported by the runtime" in err):
+                    res["export_unsupported"] = \
+                        res.get("export_unsupported", 0) + 1
+                    continue
+                fail("(e) %s" % strat, "--tandem-export-plan failed: %s" % (
+                    " | ".join(l for l in err.strip().splitlines()
+                               if "error" in l)[:1500]))
         return finish(res, tmp, keep_dir, seed)
 
 
@@ -1077,6 +1107,10 @@ def main():
               "by none (allowed), and by auto in %d%s" % (
                   len(racy), len(kept), (" (program %s)" % ", ".join(
                       str(i) for i in kept[:5])) if kept else ""))
+    if features.get("export"):
+        print("tandem-export-plan: every other output lowered to a valid "
+              "plan; %d refused as unsupported by the runtime" %
+              sum(r.get("export_unsupported", 0) for r in results))
     if nfail:
         tally = collections.Counter(k for r in results
                                     for k in r.get("kinds", []))
