@@ -116,24 +116,41 @@ static Timeline runWindow(ArrayRef<Phases> ops, double collectiveBesideUs,
   return t;
 }
 
+/// Compute estimates on a given SM count, memoised: each window evaluates
+/// its GEMMs for every candidate budget and target.
+class ComputeCache {
+public:
+  explicit ComputeCache(const CostModel &model) : model(model) {}
+  const ComputeEstimate &get(ComputeOpInterface op, int64_t sms) {
+    auto [it, inserted] = cache.try_emplace({op.getOperation(), sms});
+    if (inserted) {
+      std::string error; // Pricing cannot fail: every item was priced alone.
+      it->second = *model.compute(op, error, sms);
+    }
+    return it->second;
+  }
+
+private:
+  const CostModel &model;
+  llvm::DenseMap<std::pair<Operation *, int64_t>, ComputeEstimate> cache;
+};
+
 /// Predicts the window of `start` with CTA budget `k`. With `allSms`, every
 /// GEMM keeps all SMs; otherwise each GEMM in this window only (in program
 /// order) takes the target sm_count - k where that makes the window faster.
 static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
                            int64_t k, bool allSms, const CostModel &model,
-                           OpTimer &timer) {
+                           OpTimer &timer, ComputeCache &estimates) {
   const GpuSpec &gpu = model.gpu();
   ContentionPoint c = model.contention().lookup(k);
   int64_t left = gpu.smCount - k;
-  std::string error; // Pricing cannot fail: every item was priced alone.
 
   // A GEMM runs on min(target, SMs left) beside the collective and on its
   // target (all SMs without one) after it, as the simulator gives it SMs.
   auto gemmPhases = [&](const Item &item, int64_t target) {
     int64_t beside = std::min(target > 0 ? target : gpu.smCount, left);
-    return Phases{model.compute(item.op, error, beside)->timeUs *
-                      c.gemmSlowdown,
-                  model.compute(item.op, error, target)->timeUs};
+    return Phases{estimates.get(item.op, beside).timeUs * c.gemmSlowdown,
+                  estimates.get(item.op, target).timeUs};
   };
 
   Evaluation e;
@@ -154,7 +171,7 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
       GemmTarget g;
       g.op = item.op;
       g.wavesAlone = item.wavesAlone;
-      g.wavesBeside = model.compute(item.op, error, left)->waves;
+      g.wavesBeside = estimates.get(item.op, left).waves;
       gemmIndex.push_back(phases.size());
       phases.push_back(gemmPhases(item, 0));
       e.gemms.push_back(g);
@@ -232,19 +249,34 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
       windows.push_back({start, wait, position[&op], position[wait]});
     }
     // Another collective in flight during a window: a window that
-    // intersects it, or a collective issued inside it.
-    auto overlapping = [&](const Interval &w) {
-      for (const Interval &other : windows)
-        if (other.start != w.start && other.from < w.to && w.from < other.to)
-          return true;
-      for (Operation *it = w.start->getNextNode(); it != w.wait;
-           it = it->getNextNode())
-        if (isa<CollectiveOpInterface>(it))
-          return true;
-      return false;
-    };
+    // intersects it, or a collective issued inside it. Intersections come
+    // from one sweep over the windows sorted by start (each window's start
+    // is a distinct position): a window intersects an earlier-starting one
+    // iff the latest end among those is past its start, and a
+    // later-starting one iff the next start is before its end.
+    SmallVector<bool> intersects(windows.size(), false);
+    {
+      SmallVector<unsigned> order(windows.size());
+      for (unsigned i = 0; i < order.size(); ++i)
+        order[i] = i;
+      llvm::sort(order, [&](unsigned a, unsigned b) {
+        return windows[a].from < windows[b].from;
+      });
+      unsigned maxEnd = 0;
+      for (unsigned n = 0; n < order.size(); ++n) {
+        const Interval &w = windows[order[n]];
+        if (n > 0 && maxEnd > w.from)
+          intersects[order[n]] = true;
+        if (n + 1 < order.size() && windows[order[n + 1]].from < w.to)
+          intersects[order[n]] = true;
+        maxEnd = std::max(maxEnd, w.to);
+      }
+    }
+    // Uncontended estimates, shared by the windows an op falls in.
+    llvm::DenseMap<Operation *, ComputeEstimate> aloneOf;
+    ComputeCache estimates(model);
 
-    for (const Interval &w : windows) {
+    for (auto [index, w] : llvm::enumerate(windows)) {
       CollectiveOpInterface start = w.start;
       Operation *wait = w.wait;
       WindowDecision d;
@@ -253,33 +285,45 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
       d.defaultCommSms = gpu.collectiveSms;
       d.candidates.assign(candidates.begin(), candidates.end());
 
-      SmallVector<Item> items;
+      bool overlapping = intersects[index];
+      SmallVector<ComputeOpInterface> computeOps;
       for (Operation *it = start->getNextNode(); it != wait;
            it = it->getNextNode()) {
-        auto compute = dyn_cast<ComputeOpInterface>(it);
-        if (!compute)
-          continue;
-        std::string error;
-        std::optional<ComputeEstimate> alone = model.compute(compute, error);
-        if (!alone)
-          return it->emitError() << error;
-        Item item;
-        item.op = compute;
-        item.aloneUs = alone->timeUs;
-        if (alone->tiles > 0) {
-          item.kind = Kind::Gemm;
-          item.wavesAlone = alone->waves;
-        } else {
-          item.kind = alone->memoryBound ? Kind::Memory : Kind::Compute;
-        }
-        items.push_back(item);
+        if (isa<CollectiveOpInterface>(it))
+          overlapping = true;
+        if (auto compute = dyn_cast<ComputeOpInterface>(it))
+          computeOps.push_back(compute);
       }
-      d.computeOps = items.size();
-      if (items.empty() || overlapping(w)) {
-        d.status =
-            items.empty() ? WindowStatus::NoCompute : WindowStatus::Overlapping;
+      d.computeOps = computeOps.size();
+      if (computeOps.empty() || overlapping) {
+        d.status = computeOps.empty() ? WindowStatus::NoCompute
+                                      : WindowStatus::Overlapping;
         decisions.push_back(std::move(d));
         continue;
+      }
+
+      SmallVector<Item> items;
+      for (ComputeOpInterface compute : computeOps) {
+        auto cached = aloneOf.find(compute);
+        if (cached == aloneOf.end()) {
+          std::string error;
+          std::optional<ComputeEstimate> alone =
+              model.compute(compute, error);
+          if (!alone)
+            return compute->emitError() << error;
+          cached = aloneOf.try_emplace(compute, *alone).first;
+        }
+        const ComputeEstimate &alone = cached->second;
+        Item item;
+        item.op = compute;
+        item.aloneUs = alone.timeUs;
+        if (alone.tiles > 0) {
+          item.kind = Kind::Gemm;
+          item.wavesAlone = alone.waves;
+        } else {
+          item.kind = alone.memoryBound ? Kind::Memory : Kind::Compute;
+        }
+        items.push_back(item);
       }
       d.status = WindowStatus::Decided;
 
@@ -298,13 +342,13 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
         return a.commSms < b.commSms;
       };
       for (int64_t k : candidates) {
-        Evaluation e =
-            evaluate(start, items, k, /*allSms=*/false, model, timer);
+        Evaluation e = evaluate(start, items, k, /*allSms=*/false, model,
+                                timer, estimates);
         if (!best || better(e, *best))
           best = std::move(e);
       }
       Evaluation defaults = evaluate(start, items, d.defaultCommSms,
-                                     /*allSms=*/true, model, timer);
+                                     /*allSms=*/true, model, timer, estimates);
       d.commSms = best->commSms;
       d.windowUs = best->timeline.windowUs();
       d.computeEndUs = best->timeline.computeEndUs;

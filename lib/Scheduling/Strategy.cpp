@@ -4,7 +4,9 @@
 #include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Simulator/Simulate.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
@@ -87,76 +89,102 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   RescheduleOptions reschedule;
   reschedule.memoryBudget = options.memoryBudget;
   reschedule.emitRemarks = false;
+  BulkOverlapOptions bulkOptions;
+  bulkOptions.maxInFlight = options.maxInFlight;
+  bulkOptions.memoryBudget = options.memoryBudget;
+  bulkOptions.emitRemarks = false;
+  PipelineOptions pipelineOptions;
+  pipelineOptions.memoryBudget = options.memoryBudget;
+  pipelineOptions.emitRemarks = false;
 
-  double best = 0;
-  func::FuncOp bestCopy; // null while the input itself is best
+  // One empty copy of the function per candidate, inserted into the module
+  // here, on this thread (symbol insertion renames and is not thread-safe);
+  // the candidates' bodies are filled and transformed below in parallel.
   SmallVector<func::FuncOp> copies;
   auto cleanup = llvm::make_scope_exit([&] {
     for (func::FuncOp copy : copies)
       symbols.erase(copy);
   });
-  auto cloneOf = [&](func::FuncOp from) {
-    func::FuncOp copy = from.clone();
+  auto emptyCopy = [&] {
+    func::FuncOp copy = func.cloneWithoutRegions();
     symbols.insert(copy); // renames the copy to a unique name
     copies.push_back(copy);
     return copy;
   };
-  // Simulates one candidate; a later (more aggressive) strategy must be
-  // strictly faster to win.
-  auto evaluate = [&](func::FuncOp candidate,
-                      OverlapStrategy strategy) -> LogicalResult {
-    FailureOr<SimulationReport> report =
-        simulateFunction(candidate, timer.costModel(), /*spanOnly=*/true);
-    if (failed(report))
-      return failure();
-    choice.spansUs.push_back({strategy, report->spanUs});
-    if (choice.spansUs.size() == 1 || report->spanUs < best * (1 - 1e-9)) {
-      best = report->spanUs;
-      choice.chosen = strategy;
-      bestCopy = candidate == func ? func::FuncOp() : candidate;
-    }
-    return success();
+  func::FuncOp bulk = emptyCopy(), rescheduled = emptyCopy(),
+               pipelined = emptyCopy(), both = emptyCopy(), te = emptyCopy();
+  auto fill = [](func::FuncOp to, func::FuncOp from) {
+    IRMapping mapping;
+    from.getBody().cloneInto(&to.getBody(), mapping);
   };
 
-  // Strategies that extend another one start from a copy of its result.
-  if (failed(evaluate(func, OverlapStrategy::None)))
+  // Three independent chains: strategies that extend another one start
+  // from a copy of its result, taken before the CTA budgets (which come
+  // last in every strategy). Each chain has its own OpTimer (it caches).
+  const CostModel &model = timer.costModel();
+  std::function<void()> chains[] = {
+      [&] {
+        OpTimer local(model);
+        fill(bulk, func);
+        convertToAsyncCollectives(bulk);
+        bulkOverlap(bulk, local, bulkOptions);
+        fill(rescheduled, bulk);
+        assignCtaBudgets(bulk, local, quiet);
+        rescheduleWgrad(rescheduled, local, reschedule);
+        assignCtaBudgets(rescheduled, local, quiet);
+      },
+      [&] {
+        OpTimer local(model);
+        fill(pipelined, func);
+        pipelineCollectiveMatmuls(pipelined, local, pipelineOptions);
+        convertToAsyncCollectives(pipelined);
+        bulkOverlap(pipelined, local, bulkOptions);
+        fill(both, pipelined);
+        assignCtaBudgets(pipelined, local, quiet);
+        rescheduleWgrad(both, local, reschedule);
+        assignCtaBudgets(both, local, quiet);
+      },
+      [&] {
+        OpTimer local(model);
+        fill(te, func);
+        applyOverlapStrategy(te, local, OverlapStrategy::TePreset, quiet);
+      }};
+  parallelForEach(module.getContext(), chains,
+                  [](const std::function<void()> &chain) { chain(); });
+
+  // Simulate every candidate (read-only, in parallel), then pick in a fixed
+  // order: a later (more aggressive) strategy must be strictly faster.
+  std::pair<OverlapStrategy, func::FuncOp> candidates[] = {
+      {OverlapStrategy::None, func},
+      {OverlapStrategy::Bulk, bulk},
+      {OverlapStrategy::Reschedule, rescheduled},
+      {OverlapStrategy::Pipeline, pipelined},
+      {OverlapStrategy::PipelineReschedule, both},
+      {OverlapStrategy::TePreset, te}};
+  SmallVector<std::optional<double>> spans(std::size(candidates));
+  LogicalResult simulated = failableParallelForEachN(
+      module.getContext(), 0, std::size(candidates), [&](size_t i) {
+        FailureOr<SimulationReport> report = simulateFunction(
+            candidates[i].second, model, /*spanOnly=*/true);
+        if (failed(report))
+          return failure();
+        spans[i] = report->spanUs;
+        return success();
+      });
+  if (failed(simulated))
     return failure();
-  // CTA budgets come last in every strategy: each candidate gets them after
-  // the copy for the next candidate is taken.
-  func::FuncOp bulk = cloneOf(func);
-  convertToAsyncCollectives(bulk);
-  BulkOverlapOptions bulkOptions;
-  bulkOptions.maxInFlight = options.maxInFlight;
-  bulkOptions.memoryBudget = options.memoryBudget;
-  bulkOptions.emitRemarks = false;
-  bulkOverlap(bulk, timer, bulkOptions);
-  func::FuncOp rescheduled = cloneOf(bulk);
-  assignCtaBudgets(bulk, timer, quiet);
-  if (failed(evaluate(bulk, OverlapStrategy::Bulk)))
-    return failure();
-  rescheduleWgrad(rescheduled, timer, reschedule);
-  assignCtaBudgets(rescheduled, timer, quiet);
-  if (failed(evaluate(rescheduled, OverlapStrategy::Reschedule)))
-    return failure();
-  func::FuncOp pipelined = cloneOf(func);
-  PipelineOptions pipelineOptions;
-  pipelineOptions.memoryBudget = options.memoryBudget;
-  pipelineOptions.emitRemarks = false;
-  pipelineCollectiveMatmuls(pipelined, timer, pipelineOptions);
-  convertToAsyncCollectives(pipelined);
-  bulkOverlap(pipelined, timer, bulkOptions);
-  func::FuncOp both = cloneOf(pipelined);
-  assignCtaBudgets(pipelined, timer, quiet);
-  if (failed(evaluate(pipelined, OverlapStrategy::Pipeline)))
-    return failure();
-  rescheduleWgrad(both, timer, reschedule);
-  assignCtaBudgets(both, timer, quiet);
-  if (failed(evaluate(both, OverlapStrategy::PipelineReschedule)))
-    return failure();
-  func::FuncOp te = cloneOf(func);
-  applyOverlapStrategy(te, timer, OverlapStrategy::TePreset, quiet);
-  if (failed(evaluate(te, OverlapStrategy::TePreset)))
-    return failure();
+
+  double best = 0;
+  func::FuncOp bestCopy; // null while the input itself is best
+  for (auto [i, candidate] : llvm::enumerate(candidates)) {
+    double span = *spans[i];
+    choice.spansUs.push_back({candidate.first, span});
+    if (i == 0 || span < best * (1 - 1e-9)) {
+      best = span;
+      choice.chosen = candidate.first;
+      bestCopy = candidate.second == func ? func::FuncOp() : candidate.second;
+    }
+  }
 
   if (!options.emitRemarks) {
     if (bestCopy)

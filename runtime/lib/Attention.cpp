@@ -237,23 +237,22 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
         batch.strideB = d;
         batch.strideC = square;
         // S = scale * Q_h K_g^T.
-        if (!prefixError(what,
-                         detail::launchMatmulStridedBatched(
-                             blas,
-                             gemm(args, seq, seq, d, false, true, DType::F32,
-                                  scale, 0.0f),
-                             offset(qkv, qkvLayout.query(h), args.type),
-                             qkvLayout.width,
-                             offset(qkv, qkvLayout.key(g0), args.type),
-                             qkvLayout.width, scores + jj * nb * square, seq,
-                             batch, stream, error),
-                         error))
+        if (!prefixError(
+                what,
+                detail::launchMatmulStridedBatched(
+                    blas,
+                    gemm(args, seq, seq, d, false, true, DType::F32, scale,
+                         0.0f),
+                    offset(qkv, qkvLayout.query(h), args.type), qkvLayout.width,
+                    offset(qkv, qkvLayout.key(g0), args.type), qkvLayout.width,
+                    scores + jj * nb * square, seq, batch, stream, error),
+                error))
           return false;
       }
       if (!prefixError(what,
                        detail::launchSoftmaxForward(
-                           scores, nb * nj, seq, args.causal, scores,
-                           args.type, probsLd, nullptr, stream, error),
+                           scores, nb * nj, seq, args.causal, scores, args.type,
+                           probsLd, nullptr, stream, error),
                        error))
         return false;
       for (int64_t jj = 0; jj < nj; ++jj) {
@@ -264,18 +263,18 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
         batch.strideB = d;
         batch.strideC = group * d;
         // O_h = P V_g.
-        if (!prefixError(
-                what,
-                detail::launchMatmulStridedBatched(
-                    blas,
-                    gemm(args, seq, d, seq, false, false, args.type, 1.0f,
-                         0.0f),
-                    offset(static_cast<const void *>(scores),
-                           jj * nb * probsStride, args.type),
-                    probsLd, offset(qkv, qkvLayout.value(g0), args.type),
-                    qkvLayout.width, offset(out, h * d, args.type), outWidth,
-                    batch, stream, error),
-                error))
+        if (!prefixError(what,
+                         detail::launchMatmulStridedBatched(
+                             blas,
+                             gemm(args, seq, d, seq, false, false, args.type,
+                                  1.0f, 0.0f),
+                             offset(static_cast<const void *>(scores),
+                                    jj * nb * probsStride, args.type),
+                             probsLd,
+                             offset(qkv, qkvLayout.value(g0), args.type),
+                             qkvLayout.width, offset(out, h * d, args.type),
+                             outWidth, batch, stream, error),
+                         error))
           return false;
       }
     }
@@ -343,11 +342,11 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
         batch.strideA = strideA;
         batch.strideB = strideB;
         batch.strideC = strideC;
-        return prefixError(what,
-                           detail::launchMatmulStridedBatched(
-                               blas, gemmArgs, a, lda, b, ldb, c, ldc, batch,
-                               stream, error),
-                           error);
+        return prefixError(
+            what,
+            detail::launchMatmulStridedBatched(blas, gemmArgs, a, lda, b, ldb,
+                                               c, ldc, batch, stream, error),
+            error);
       };
       auto probsOf = [&](int64_t jj) {
         return offset(probs, jj * nb * probsStride, args.type);
@@ -355,18 +354,17 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
       // S = scale * Q_h K_g^T into A.
       for (int64_t jj = 0; jj < nj; ++jj) {
         int64_t h = g0 * group + j0 + jj;
-        if (!launch(gemm(args, seq, seq, d, false, true, DType::F32, scale,
-                         0.0f),
-                    offset(qkv, qkvLayout.query(h), args.type), width,
-                    group * d, key, width, d, probs32 + jj * nb * square, seq,
-                    square))
+        if (!launch(
+                gemm(args, seq, seq, d, false, true, DType::F32, scale, 0.0f),
+                offset(qkv, qkvLayout.query(h), args.type), width, group * d,
+                key, width, d, probs32 + jj * nb * square, seq, square))
           return false;
       }
       // P in place in A (fp32) and as `type` into C.
       if (!prefixError(what,
                        detail::launchSoftmaxForward(
-                           probs32, nb * nj, seq, args.causal, probs,
-                           args.type, probsLd, probs32, stream, error),
+                           probs32, nb * nj, seq, args.causal, probs, args.type,
+                           probsLd, probs32, stream, error),
                        error))
         return false;
       // dV_g (+)= P^T dO_h, in increasing j.
@@ -383,10 +381,10 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
       // orders them).
       for (int64_t jj = 0; jj < nj; ++jj) {
         int64_t h = g0 * group + j0 + jj;
-        if (!launch(gemm(args, seq, seq, d, false, true, DType::F32, 1.0f,
-                         0.0f),
-                    offset(dout, h * d, args.type), outWidth, group * d, value,
-                    width, d, dprobs + jj * nb * square, seq, square))
+        if (!launch(
+                gemm(args, seq, seq, d, false, true, DType::F32, 1.0f, 0.0f),
+                offset(dout, h * d, args.type), outWidth, group * d, value,
+                width, d, dprobs + jj * nb * square, seq, square))
           return false;
       }
       // dS = P * (dP - D), as `type` in place over dP.
@@ -409,11 +407,10 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
         if (!launch(gemm(args, seq, d, seq, true, false, kvType, scale, beta),
                     probsOf(jj), probsLd, probsStride, query, width, group * d,
                     dkOut, kvLd, d) ||
-            !launch(gemm(args, seq, d, seq, false, false, args.type, scale,
-                         0.0f),
-                    probsOf(jj), probsLd, probsStride, key, width, d,
-                    offset(dqkv, qkvLayout.query(h), args.type), width,
-                    group * d))
+            !launch(
+                gemm(args, seq, d, seq, false, false, args.type, scale, 0.0f),
+                probsOf(jj), probsLd, probsStride, key, width, d,
+                offset(dqkv, qkvLayout.query(h), args.type), width, group * d))
           return false;
       }
     }

@@ -368,7 +368,8 @@ constexpr int kNormCached = 4;
 int normThreads(int64_t packs) {
   int64_t threads = (packs + kNormCached - 1) / kNormCached;
   threads = (threads + 31) / 32 * 32;
-  return static_cast<int>(std::max<int64_t>(32, std::min<int64_t>(256, threads)));
+  return static_cast<int>(
+      std::max<int64_t>(32, std::min<int64_t>(256, threads)));
 }
 
 /// Row r of a norm, with its packs of V elements: the first kNormCached
@@ -397,8 +398,8 @@ template <int V, typename X> struct NormRow {
       if (p < packs)
         fn(p, cached[k]);
     }
-    for (int64_t p = threadIdx.x + static_cast<int64_t>(kNormCached) *
-                                       blockDim.x;
+    for (int64_t p =
+             threadIdx.x + static_cast<int64_t>(kNormCached) * blockDim.x;
          p < packs; p += blockDim.x) {
       float values[V];
       loadPack<X, V>(row + p * V, values);
@@ -479,8 +480,8 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
       if (p < packs)
         fn(p, row.cached[k], dyRow.cached[k]);
     }
-    for (int64_t p = threadIdx.x + static_cast<int64_t>(kNormCached) *
-                                       blockDim.x;
+    for (int64_t p =
+             threadIdx.x + static_cast<int64_t>(kNormCached) * blockDim.x;
          p < packs; p += blockDim.x) {
       float xv[V], gv[V];
       loadPack<X, V>(row.row + p * V, xv);
@@ -730,8 +731,8 @@ __global__ void softmaxBackwardKernel(const float *probs32, const float *dprobs,
                                       detail::AttentionHeadMap map) {
   int64_t r = blockIdx.x;
   int64_t slot = r / seq, i = r - slot * seq;
-  int64_t h = (map.kvBegin + slot % map.kvCount) * map.group +
-              map.groupBegin + slot / map.kvCount;
+  int64_t h = (map.kvBegin + slot % map.kvCount) * map.group + map.groupBegin +
+              slot / map.kvCount;
   float d = rowDot[h * seq + i];
   const float *p32 = probs32 + r * seq;
   const float *dp = dprobs + r * seq;
@@ -973,10 +974,8 @@ bool launchElementwise(ElementwiseKind kind, const void *a, DType aType,
         using O = typename decltype(to)::type;
         dispatch(aligned && cols % width == 0, [&](auto v) {
           constexpr int V = decltype(v)::value;
-          swigluKernel<V, A, O>
-              <<<gridFor(count / V), kThreads, 0, stream>>>(
-                  static_cast<const A *>(a), static_cast<O *>(out), rows,
-                  cols);
+          swigluKernel<V, A, O><<<gridFor(count / V), kThreads, 0, stream>>>(
+              static_cast<const A *>(a), static_cast<O *>(out), rows, cols);
         });
       });
     });
@@ -1031,9 +1030,9 @@ bool launchNorm(NormKind kind, const void *x, DType xType, const void *w,
       auto launch = [&](auto v) {
         constexpr int V = decltype(v)::value;
         normKernel<V, X, W>
-            <<<static_cast<unsigned>(rows), normThreads(cols / V), 0,
-               stream>>>(kind, static_cast<const X *>(x),
-                         static_cast<const W *>(w), static_cast<X *>(y), cols);
+            <<<static_cast<unsigned>(rows), normThreads(cols / V), 0, stream>>>(
+                kind, static_cast<const X *>(x), static_cast<const W *>(w),
+                static_cast<X *>(y), cols);
       };
       if (vector)
         launch(std::integral_constant<int, kWidth>{});
@@ -1086,8 +1085,8 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
   int64_t width = 16 / dtypeBytes(xType);
   // The partial sums are fp32 packs of `width`: the scratch must suit them.
   bool vector = cols % width == 0 && packAligned(x, xType, width) &&
-                packAligned(dy, xType, width) && packAligned(dx, xType, width) &&
-                packAligned(w, wType, width) &&
+                packAligned(dy, xType, width) &&
+                packAligned(dx, xType, width) && packAligned(w, wType, width) &&
                 packAligned(partial, DType::F32, width);
   constexpr int kPartialThreads = 128;
   withType(xType, [&](auto tx) {
@@ -1102,10 +1101,9 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
             <<<static_cast<unsigned>(rows), normThreads(packs), 0, stream>>>(
                 kind, static_cast<const X *>(dy), static_cast<const X *>(x),
                 static_cast<const W *>(w), static_cast<X *>(dx), cols, stats);
-        dim3 partialGrid(
-            static_cast<unsigned>((packs + kPartialThreads - 1) /
-                                  kPartialThreads),
-            static_cast<unsigned>(chunks));
+        dim3 partialGrid(static_cast<unsigned>((packs + kPartialThreads - 1) /
+                                               kPartialThreads),
+                         static_cast<unsigned>(chunks));
         normGradWeightPartialKernel<V, X>
             <<<partialGrid, kPartialThreads, 0, stream>>>(
                 static_cast<const X *>(dy), static_cast<const X *>(x), stats,

@@ -2,8 +2,8 @@
 //
 // Private to the runtime library (and its unit tests): the strided (and
 // strided-batched) matmul that launchMatmul and the attention launches share,
-// how attention splits its heads into scratch-bounded batches, the fp32-to-any cast
-// used where cuBLASLt cannot write the requested output type, and the byte
+// how attention splits its heads into scratch-bounded batches, the fp32-to-any
+// cast used where cuBLASLt cannot write the requested output type, and the byte
 // accounting of the opaque stand-in, exposed so that tests can check it.
 //
 //===----------------------------------------------------------------------===//
@@ -41,11 +41,11 @@ struct MatmulBatch {
 /// launchMatmulStrided over a strided batch: one cuBLASLt launch
 /// (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT / STRIDED_BATCH_OFFSET) where cuBLASLt
 /// writes C directly, one launch per matrix otherwise.
-bool launchMatmulStridedBatched(const BlasContext &blas,
-                                const MatmulArgs &args, const void *a,
-                                int64_t lda, const void *b, int64_t ldb,
-                                void *c, int64_t ldc, const MatmulBatch &batch,
-                                cudaStream_t stream, std::string &error);
+bool launchMatmulStridedBatched(const BlasContext &blas, const MatmulArgs &args,
+                                const void *a, int64_t lda, const void *b,
+                                int64_t ldb, void *c, int64_t ldc,
+                                const MatmulBatch &batch, cudaStream_t stream,
+                                std::string &error);
 
 /// `dst[r, c] = round(src[r, c] + beta * dst[r, c])` over a rows x cols
 /// window; `src` (fp32) and `dst` are row-major with row strides `srcLd` and

@@ -21,8 +21,8 @@
 //
 // Descriptors and the heuristic's first algorithm are cached per
 // (handle, shape, strides, types, transposes, SM target, workspace,
-// pointer alignments, batch count and strides): a plan launches the same GEMMs every step, and the
-// heuristic query costs far more than the launch.
+// pointer alignments, batch count and strides): a plan launches the same GEMMs
+// every step, and the heuristic query costs far more than the launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -280,11 +280,11 @@ bool launchMatmulStrided(const BlasContext &blas, const MatmulArgs &args,
                                     MatmulBatch(), stream, error);
 }
 
-bool launchMatmulStridedBatched(const BlasContext &blas,
-                                const MatmulArgs &args, const void *a,
-                                int64_t lda, const void *b, int64_t ldb,
-                                void *c, int64_t ldc, const MatmulBatch &batch,
-                                cudaStream_t stream, std::string &error) {
+bool launchMatmulStridedBatched(const BlasContext &blas, const MatmulArgs &args,
+                                const void *a, int64_t lda, const void *b,
+                                int64_t ldb, void *c, int64_t ldc,
+                                const MatmulBatch &batch, cudaStream_t stream,
+                                std::string &error) {
   int64_t m = args.m, n = args.n, k = args.k;
   if (batch.count < 1 || batch.count > INT32_MAX) {
     error = "launchMatmul: batch count " + std::to_string(batch.count) +

@@ -241,6 +241,8 @@ protected:
       cudaStreamDestroy(stream);
   }
   void sync() { ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess); }
+  void checkElementwise(int64_t rows, int64_t cols, int64_t shift);
+  void checkAttention(const AttentionArgs &args, const std::string &what);
 
   cudaStream_t stream = nullptr;
   BlasContext blas;
@@ -316,7 +318,18 @@ struct ElementwiseCase {
 };
 
 TEST_F(KernelsTest, ElementwiseMatchesReference) {
-  const int64_t rows = 37, cols = 64;
+  // 37 x 64: 16-byte packs throughout; 5 x 26: packs plus a scalar tail for
+  // the flat kinds, element by element for the row-wise swiglu kinds (13 and
+  // 26 are no multiple of a pack); 3 x 48 shifted by one element: pointers
+  // unaligned for packs (scalar fallback).
+  struct Shape {
+    int64_t rows, cols, shift;
+  };
+  for (Shape shape : {Shape{37, 64, 0}, Shape{5, 26, 0}, Shape{3, 48, 1}})
+    checkElementwise(shape.rows, shape.cols, shape.shift);
+}
+
+void KernelsTest::checkElementwise(int64_t rows, int64_t cols, int64_t shift) {
   std::vector<ElementwiseCase> cases;
   for (DType t : kTypes) {
     for (ElementwiseKind kind :
@@ -343,7 +356,9 @@ TEST_F(KernelsTest, ElementwiseMatchesReference) {
 
   for (const ElementwiseCase &c : cases) {
     std::string what = std::string(elementwiseKindName(c.kind)) + " " +
-                       name(c.a) + "," + name(c.b) + "->" + name(c.out);
+                       name(c.a) + "," + name(c.b) + "->" + name(c.out) + " " +
+                       std::to_string(rows) + "x" + std::to_string(cols) +
+                       (shift ? " shifted" : "");
     SCOPED_TRACE(what);
     int64_t aCount = rows * cols, bCount = rows * cols;
     if (c.kind == ElementwiseKind::Swiglu)
@@ -352,7 +367,18 @@ TEST_F(KernelsTest, ElementwiseMatchesReference) {
       aCount = rows * cols / 2;
     std::vector<float> a = randomValues(c.a, aCount, 1, -3, 3);
     std::vector<float> b = randomValues(c.b, bCount, 2, -3, 3);
-    DeviceBuffer da(c.a, a), db(c.b, b), out(rows * cols * typeBytes(c.out));
+    // `shift` leading elements move a, b and out off their allocation.
+    auto padded = [&](std::vector<float> values) {
+      values.insert(values.begin(), shift, 0.0f);
+      return values;
+    };
+    DeviceBuffer da(c.a, padded(a)), db(c.b, padded(b)),
+        out((rows * cols + shift) * typeBytes(c.out));
+    const void *aPtr =
+        static_cast<const char *>(da.get()) + shift * typeBytes(c.a);
+    const void *bPtr =
+        static_cast<const char *>(db.get()) + shift * typeBytes(c.b);
+    void *outPtr = static_cast<char *>(out.get()) + shift * typeBytes(c.out);
     std::vector<double> want(rows * cols);
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < cols; ++j) {
@@ -396,18 +422,20 @@ TEST_F(KernelsTest, ElementwiseMatchesReference) {
         c.kind == ElementwiseKind::Copy || c.kind == ElementwiseKind::Cast ||
         c.kind == ElementwiseKind::Gelu || c.kind == ElementwiseKind::Silu ||
         c.kind == ElementwiseKind::Swiglu;
-    ASSERT_TRUE(launchElementwise(c.kind, da.get(), c.a,
-                                  unary ? nullptr : db.get(), c.b, out.get(),
-                                  c.out, rows, cols, stream, error))
+    ASSERT_TRUE(launchElementwise(c.kind, aPtr, c.a, unary ? nullptr : bPtr,
+                                  c.b, outPtr, c.out, rows, cols, stream,
+                                  error))
         << error;
     // float vs double evaluation may straddle one rounding boundary.
     double rtol = c.out == DType::F32 ? 1e-5 : 2 * eps(c.out);
-    expectClose(out.values(c.out), want, rtol, 1e-6, what);
+    std::vector<float> got = out.values(c.out);
+    got.erase(got.begin(), got.begin() + shift);
+    expectClose(got, want, rtol, 1e-6, what);
     // Same inputs, same bits.
     std::vector<uint8_t> first = out.download();
-    ASSERT_TRUE(launchElementwise(c.kind, da.get(), c.a,
-                                  unary ? nullptr : db.get(), c.b, out.get(),
-                                  c.out, rows, cols, stream, error))
+    ASSERT_TRUE(launchElementwise(c.kind, aPtr, c.a, unary ? nullptr : bPtr,
+                                  c.b, outPtr, c.out, rows, cols, stream,
+                                  error))
         << error;
     EXPECT_EQ(first, out.download());
   }
@@ -467,7 +495,13 @@ TEST_F(KernelsTest, NormAndNormGradMatchReference) {
   struct Shape {
     int64_t rows, cols;
   };
-  for (Shape shape : {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}}) {
+  // Packs of 16 bytes where cols allow (64, 1000, 8 for f32, 4096; 16384
+  // also rereads packs beyond the register cache), element by element
+  // otherwise (70; 8 for 16-bit types takes one pack); 300 and 1000 rows
+  // split the dw sum into many chunks.
+  for (Shape shape :
+       {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}, Shape{3, 4096},
+        Shape{2, 16384}, Shape{9, 70}, Shape{300, 24}, Shape{1000, 8}}) {
     for (NormKind kind : {NormKind::Rms, NormKind::Layer}) {
       for (auto [xType, wType] : {std::pair{DType::BF16, DType::BF16},
                                   std::pair{DType::F16, DType::F32},
@@ -714,72 +748,86 @@ struct AttentionCase {
 };
 
 TEST_F(KernelsTest, AttentionForwardAndBackwardMatchReference) {
+  // GQA groups 1, 2 and 4; seq a multiple of 4 (vector softmax) or not;
+  // head counts that batches of 2 or 3 heads do not divide.
   for (AttentionCase shape :
        {AttentionCase{16, 4, 2, 8}, AttentionCase{16, 4, 4, 8},
-        AttentionCase{33, 4, 1, 16}}) {
-    for (bool causal : {false, true}) {
-      for (DType type : kTypes) {
-        AttentionArgs args;
-        args.seq = shape.seq;
-        args.heads = shape.heads;
-        args.kvHeads = shape.kvHeads;
-        args.headDim = shape.headDim;
-        args.causal = causal;
-        args.type = type;
-        std::string what = "seq " + std::to_string(args.seq) + " heads " +
-                           std::to_string(args.heads) + " kv " +
-                           std::to_string(args.kvHeads) + " d " +
-                           std::to_string(args.headDim) +
-                           (causal ? " causal " : " ") + name(type);
-        SCOPED_TRACE(what);
-        int64_t width = (args.heads + 2 * args.kvHeads) * args.headDim;
-        int64_t outCount = args.seq * args.heads * args.headDim;
-        std::vector<float> qkv = randomValues(type, args.seq * width, 11);
-        std::vector<float> dout = randomValues(type, outCount, 12);
-        DeviceBuffer dQkv(type, qkv), dDout(type, dout),
-            out(outCount * typeBytes(type)),
-            dqkv(args.seq * width * typeBytes(type)),
-            scratch(attentionScratchBytes(args)),
-            gradScratch(attentionGradScratchBytes(args));
-
-        ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), out.get(),
-                                    scratch.get(), stream, error))
-            << error;
-        std::vector<float> outValues = out.values(type);
-        AttentionRef forward = attentionReference(args, qkv, nullptr, nullptr);
-        // bf16/f16 round P before the PV GEMM; f32 runs on TF32.
-        double tolerance = type == DType::BF16  ? 2e-2
-                           : type == DType::F16 ? 3e-3
-                                                : 1e-2;
-        expectClose(outValues, forward.out, 0, tolerance, what + " out");
-
-        ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
-                                        out.get(), dqkv.get(),
-                                        gradScratch.get(), stream, error))
-            << error;
-        AttentionRef backward =
-            attentionReference(args, qkv, &dout, &outValues);
-        double gradTolerance = type == DType::BF16  ? 4e-2
-                               : type == DType::F16 ? 1e-2
-                                                    : 1e-2;
-        expectQkvClose(dqkv.values(type), backward.dqkv, args, gradTolerance,
-                       what);
-
-        // Bitwise reproducible, GQA accumulation included.
-        std::vector<uint8_t> outBits = out.download(),
-                             gradBits = dqkv.download();
-        ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), out.get(),
-                                    scratch.get(), stream, error))
-            << error;
-        ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
-                                        out.get(), dqkv.get(),
-                                        gradScratch.get(), stream, error))
-            << error;
-        EXPECT_EQ(outBits, out.download());
-        EXPECT_EQ(gradBits, dqkv.download());
+        AttentionCase{33, 4, 1, 16}, AttentionCase{40, 8, 2, 16},
+        AttentionCase{37, 6, 3, 8}, AttentionCase{20, 5, 5, 8}}) {
+    // 0: the default batching (all heads in one batch at these sizes);
+    // otherwise at most this many heads per batch.
+    for (int64_t cap : {0, 1, 2, 3}) {
+      detail::setAttentionMaxHeadsPerBatch(cap);
+      for (bool causal : {false, true}) {
+        for (DType type : kTypes) {
+          AttentionArgs args;
+          args.seq = shape.seq;
+          args.heads = shape.heads;
+          args.kvHeads = shape.kvHeads;
+          args.headDim = shape.headDim;
+          args.causal = causal;
+          args.type = type;
+          std::string what = "seq " + std::to_string(args.seq) + " heads " +
+                             std::to_string(args.heads) + " kv " +
+                             std::to_string(args.kvHeads) + " d " +
+                             std::to_string(args.headDim) + " cap " +
+                             std::to_string(cap) + (causal ? " causal " : " ") +
+                             name(type);
+          checkAttention(args, what);
+        }
       }
     }
   }
+  detail::setAttentionMaxHeadsPerBatch(0);
+}
+
+void KernelsTest::checkAttention(const AttentionArgs &args,
+                                 const std::string &what) {
+  SCOPED_TRACE(what);
+  DType type = args.type;
+  int64_t width = (args.heads + 2 * args.kvHeads) * args.headDim;
+  int64_t outCount = args.seq * args.heads * args.headDim;
+  std::vector<float> qkv = randomValues(type, args.seq * width, 11);
+  std::vector<float> dout = randomValues(type, outCount, 12);
+  // dqkv starts as garbage: every element must be written.
+  std::vector<float> garbage = randomValues(type, args.seq * width, 13, 5, 9);
+  DeviceBuffer dQkv(type, qkv), dDout(type, dout),
+      out(outCount * typeBytes(type)), dqkv(type, garbage),
+      scratch(attentionScratchBytes(args)),
+      gradScratch(attentionGradScratchBytes(args));
+
+  ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), out.get(), scratch.get(),
+                              stream, error))
+      << error;
+  std::vector<float> outValues = out.values(type);
+  AttentionRef forward = attentionReference(args, qkv, nullptr, nullptr);
+  // bf16/f16 round P before the PV GEMM; f32 runs on TF32.
+  double tolerance = type == DType::BF16  ? 2e-2
+                     : type == DType::F16 ? 3e-3
+                                          : 1e-2;
+  expectClose(outValues, forward.out, 0, tolerance, what + " out");
+
+  ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
+                                  out.get(), dqkv.get(), gradScratch.get(),
+                                  stream, error))
+      << error;
+  AttentionRef backward = attentionReference(args, qkv, &dout, &outValues);
+  double gradTolerance = type == DType::BF16  ? 4e-2
+                         : type == DType::F16 ? 1e-2
+                                              : 1e-2;
+  expectQkvClose(dqkv.values(type), backward.dqkv, args, gradTolerance, what);
+
+  // Bitwise reproducible, GQA accumulation included.
+  std::vector<uint8_t> outBits = out.download(), gradBits = dqkv.download();
+  ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), out.get(), scratch.get(),
+                              stream, error))
+      << error;
+  ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
+                                  out.get(), dqkv.get(), gradScratch.get(),
+                                  stream, error))
+      << error;
+  EXPECT_EQ(outBits, out.download());
+  EXPECT_EQ(gradBits, dqkv.download());
 }
 
 //===----------------------------------------------------------------------===//
@@ -983,9 +1031,40 @@ TEST(KernelsHostTest, ScratchSizesCoverTheirBuffers) {
   args.kvHeads = 2;
   args.headDim = 8;
   args.type = DType::BF16;
-  EXPECT_GE(attentionScratchBytes(args), 16 * 16 * (4 + 2));
-  EXPECT_GE(attentionGradScratchBytes(args),
-            16 * 16 * (4 + 4 + 2) + 4 * 16 * 4 + 2 * 16 * 8 * 4);
+  // All 4 heads in one batch: fp32 scores (P over them in place); backward:
+  // rowDot, two score buffers, fp32 dK / dV of the 2 kv heads (GQA).
+  EXPECT_EQ(attentionScratchBytes(args), 4 * 16 * 16 * 4);
+  EXPECT_EQ(attentionGradScratchBytes(args),
+            256 + 2 * 4 * 16 * 16 * 4 + 2 * 2 * 16 * 8 * 4);
+  args.kvHeads = 4; // No GQA: dK / dV go straight to dqkv.
+  EXPECT_EQ(attentionGradScratchBytes(args), 256 + 2 * 4 * 16 * 16 * 4);
+
+  // llama3-8b: all heads in one batch at seq 1024; ~1 GiB at seq 8192.
+  args.heads = 32;
+  args.kvHeads = 8;
+  args.headDim = 128;
+  args.seq = 1024;
+  EXPECT_EQ(detail::attentionBatching(args, false).headsPerBatch(), 32);
+  EXPECT_EQ(detail::attentionBatching(args, true).headsPerBatch(), 32);
+  args.seq = 8192;
+  for (bool backward : {false, true}) {
+    detail::AttentionBatching batching =
+        detail::attentionBatching(args, backward);
+    EXPECT_GE(batching.headsPerBatch(), 1);
+    EXPECT_LE(batching.kvPerBatch, args.kvHeads);
+    EXPECT_LE(batching.groupPerBatch, args.heads / args.kvHeads);
+  }
+  EXPECT_LE(attentionScratchBytes(args), int64_t(1) << 30);
+  EXPECT_LE(attentionGradScratchBytes(args), (int64_t(1) << 30) + (32 << 20));
+  // The test cap bounds the batch, and the scratch shrinks with it.
+  int64_t full = attentionGradScratchBytes(args);
+  detail::setAttentionMaxHeadsPerBatch(1);
+  EXPECT_EQ(detail::attentionBatching(args, true).headsPerBatch(), 1);
+  EXPECT_LT(attentionGradScratchBytes(args), full);
+  detail::setAttentionMaxHeadsPerBatch(0);
+  // Invalid arguments need no scratch (the launch rejects them).
+  args.kvHeads = 3;
+  EXPECT_EQ(attentionScratchBytes(args), 0);
 }
 
 TEST(KernelsHostTest, InvalidArgumentsAreRejectedWithMessages) {
