@@ -29,7 +29,7 @@ llvm_config.with_environment("PATH", config.tandem_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["tandem-opt"], tool_dirs)
 for optional_tool in ["tandem-gen", "tandem-fit", "tandem-device-info",
-                      "tandem-run", "tandem-calibrate"]:
+                      "tandem-run", "tandem-calibrate", "tandem-nccl-bench"]:
     if os.path.exists(os.path.join(config.tandem_tools_dir, optional_tool)):
         llvm_config.add_tool_substitutions([optional_tool], tool_dirs)
         config.available_features.add(optional_tool)

@@ -230,6 +230,61 @@ static bool parseGpuSection(const llvm::json::Value &value,
          readNumber("gemm_wave_overhead_us", gpu.gemmWaveOverheadUs, false);
 }
 
+/// Reads the optional "comm" object (tandem-fit --collectives writes it).
+/// Unknown keys are errors, as in "gpu".
+static bool parseCommSection(const llvm::json::Value &value,
+                             llvm::StringRef origin, CommCalibration &comm,
+                             std::string &error) {
+  std::string where = (origin + ": comm").str();
+  const llvm::json::Object *obj = value.getAsObject();
+  if (!obj) {
+    error = where + " must be an object";
+    return false;
+  }
+  static constexpr llvm::StringLiteral kKnown[] = {
+      "bus_efficiency", "links_per_cta", "link_latency_us"};
+  std::vector<std::string> keys;
+  for (const auto &entry : *obj)
+    keys.push_back(entry.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys) {
+    if (llvm::is_contained(kKnown, key))
+      continue;
+    error = where + ": unknown field \"" + key + "\" (known: ";
+    llvm::raw_string_ostream os(error);
+    llvm::interleaveComma(kKnown, os);
+    os << ")";
+    return false;
+  }
+  enum class Rule { Fraction, Positive, NonNegative };
+  auto read = [&](llvm::StringRef key, std::optional<double> &field,
+                  Rule rule) -> bool {
+    const llvm::json::Value *v = obj->get(key);
+    if (!v)
+      return true;
+    std::optional<double> d = v->getAsNumber();
+    bool ok = d && std::isfinite(*d);
+    if (ok && rule == Rule::Fraction)
+      ok = *d > 0.0 && *d <= 1.0;
+    else if (ok && rule == Rule::Positive)
+      ok = *d > 0.0;
+    else if (ok)
+      ok = *d >= 0.0;
+    if (!ok) {
+      error = where + ": \"" + key.str() + "\" must be " +
+              (rule == Rule::Fraction   ? "a number in (0, 1]"
+               : rule == Rule::Positive ? "a finite number > 0"
+                                        : "a finite number >= 0");
+      return false;
+    }
+    field = *d;
+    return true;
+  };
+  return read("bus_efficiency", comm.busEfficiency, Rule::Fraction) &&
+         read("links_per_cta", comm.linksPerCta, Rule::Positive) &&
+         read("link_latency_us", comm.linkLatencyUs, Rule::NonNegative);
+}
+
 std::optional<Calibration> Calibration::parse(llvm::StringRef text,
                                               llvm::StringRef origin,
                                               std::string &error) {
@@ -295,6 +350,9 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
   if (const llvm::json::Value *gpu = root->get("gpu"))
     if (!parseGpuSection(*gpu, origin, c.gpu, error))
       return std::nullopt;
+  if (const llvm::json::Value *comm = root->get("comm"))
+    if (!parseCommSection(*comm, origin, c.comm, error))
+      return std::nullopt;
   return c;
 }
 
@@ -332,6 +390,15 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
   if (gpu.gemmWaveOverheadUs)
     spec.gemmWaveOverheadUs = *gpu.gemmWaveOverheadUs;
   return true;
+}
+
+void Calibration::applyTo(CommParams &params) const {
+  if (comm.busEfficiency)
+    params.busEfficiency = *comm.busEfficiency;
+  if (comm.linksPerCta)
+    params.linksPerCta = *comm.linksPerCta;
+  if (comm.linkLatencyUs)
+    params.linkLatencyUs = *comm.linkLatencyUs;
 }
 
 //===----------------------------------------------------------------------===//
@@ -488,7 +555,9 @@ CollectiveEstimate CostModel::collective(
   const double n = double(group.size);
   const double bytes = double(payloadBytes);
   const double launch = spec.launchOverheadUs;
-  const double alpha = group.linkLatencyUs;
+  // A calibrated latency describes the machine's links, whatever the IR's
+  // group attribute says.
+  const double alpha = commParams.linkLatencyUs.value_or(group.linkLatencyUs);
   CollectiveEstimate best;
   best.timeUs = -1;
   auto consider = [&](CollectiveAlgorithm algorithm, int64_t steps,

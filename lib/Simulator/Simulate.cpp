@@ -38,6 +38,7 @@ FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
   }
   GpuSpec gpu = GpuSpec::fromAttr(target);
   ContentionTable table = ContentionTable::defaults();
+  CommParams comm;
   if (!calibrationPath.empty()) {
     // The file replaces the contention table and the target fields it
     // measured (docs/cost-model.md, "Calibration file").
@@ -46,9 +47,10 @@ FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
         Calibration::load(calibrationPath, error);
     if (!loaded || !loaded->applyTo(gpu, error))
       return module.emitError() << error;
+    loaded->applyTo(comm);
     table = std::move(loaded->contention);
   }
-  return CostModel(std::move(gpu), std::move(table));
+  return CostModel(std::move(gpu), std::move(table), comm);
 }
 
 /// Integer value of a discardable attribute, if present.

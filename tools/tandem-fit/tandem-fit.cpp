@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Collectives.h"
 #include "Fit.h"
 #include "RawMeasurements.h"
 
@@ -42,7 +43,7 @@ namespace cl = llvm::cl;
 static cl::OptionCategory fitCategory("tandem-fit options");
 
 static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                          cl::desc("<raw.json>"),
+                                          cl::desc("<raw.json | nccl.json>"),
                                           cl::cat(fitCategory));
 static cl::opt<std::string>
     outputFilename("out", cl::desc("Write the calibration file here"),
@@ -56,6 +57,20 @@ static cl::opt<std::string>
                cl::desc("Target preset the measurements calibrate (default "
                         "h200)"),
                cl::init("h200"), cl::cat(fitCategory));
+
+static cl::opt<std::string> groupSpec(
+    "group",
+    cl::desc("With tandem-nccl-bench measurements: the measured process "
+             "group, \"<size> <topology> <links> <GBps> <latency us>\" "
+             "(the fields of a tandem.group op, e.g. \"8 switch 18 25.0 "
+             "2.0\")"),
+    cl::value_desc("group"), cl::cat(fitCategory));
+static cl::opt<std::string> baseCalibration(
+    "calibration",
+    cl::desc("With tandem-nccl-bench measurements: a calibration file whose "
+             "\"gpu\" and contention sections the written file keeps and the "
+             "model before calibration uses"),
+    cl::value_desc("calibration.json"), cl::cat(fitCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tandem-fit: error: " << message << "\n";
@@ -471,6 +486,112 @@ void Report::writeMemoryPairs(llvm::raw_ostream &os) const {
   os << "\n";
 }
 
+/// tandem-fit nccl.json --group ...: the collective model's parameters.
+static int fitCollectiveMeasurements(StringRef text) {
+  std::string error;
+  std::optional<CollectiveMeasurements> measured =
+      CollectiveMeasurements::parse(text, inputFilename, error);
+  if (!measured)
+    return fail(error);
+  if (groupSpec.empty())
+    return fail(inputFilename + " holds tandem-nccl-bench measurements: "
+                                "pass the measured group with --group "
+                                "\"<size> <topology> <links> <GBps> "
+                                "<latency us>\"");
+  std::optional<GroupSpec> group = parseGroupSpec(groupSpec, error);
+  if (!group)
+    return fail(error);
+  if (group->size != measured->ranks)
+    return fail(llvm::Twine(inputFilename) + " was measured on " +
+                llvm::Twine(measured->ranks) +
+                " rank(s) but --group has size " + llvm::Twine(group->size));
+
+  MLIRContext context;
+  context.getOrLoadDialect<TandemDialect>();
+  TargetAttr target = TargetAttr::getPreset(&context, targetName);
+  if (!target) {
+    std::string known;
+    llvm::raw_string_ostream os(known);
+    llvm::interleaveComma(TargetAttr::getPresetNames(), os);
+    return fail("unknown --target '" + targetName +
+                "'; known presets: " + known);
+  }
+  GpuSpec spec = GpuSpec::fromAttr(target);
+  ContentionTable table = ContentionTable::defaults();
+  CommParams comm;
+  std::optional<Calibration> base;
+  if (!baseCalibration.empty()) {
+    base = Calibration::load(baseCalibration, error);
+    if (!base || !base->applyTo(spec, error))
+      return fail(error);
+    base->applyTo(comm);
+    table = base->contention;
+  }
+  CostModel before(spec, table, comm);
+  std::optional<CommFit> fitted =
+      fitCollectives(*measured, *group, before, error);
+  if (!fitted)
+    return fail(error);
+
+  std::string calibrationText;
+  llvm::raw_string_ostream calibrationStream(calibrationText);
+  writeCommCalibrationJson(base, baseCalibration, *fitted, *measured,
+                           inputFilename, calibrationStream);
+  // The model after calibration is the one the written file gives.
+  StringRef origin = outputFilename.empty() ? StringRef("<calibration>")
+                                            : StringRef(outputFilename);
+  std::optional<Calibration> written =
+      Calibration::parse(calibrationText, origin, error);
+  GpuSpec afterSpec = GpuSpec::fromAttr(target);
+  if (!written || !written->applyTo(afterSpec, error))
+    return fail("the calibration written does not load back (a tandem-fit "
+                "bug): " +
+                error);
+  CommParams afterComm;
+  written->applyTo(afterComm);
+  CostModel after(afterSpec, written->contention, afterComm);
+
+  if (!outputFilename.empty()) {
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(outputFilename, &error);
+    if (!out)
+      return fail(error);
+    out->os() << calibrationText;
+    out->keep();
+  }
+  if (!reportFilename.empty()) {
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(reportFilename, &error);
+    if (!out)
+      return fail(error);
+    writeCollectiveReport(*measured, inputFilename, *group, before, after,
+                          *fitted, out->os());
+    out->keep();
+  }
+  if (reportFilename != "-") {
+    llvm::outs() << "tandem-fit: " << measured->deviceName << " x "
+                 << measured->ranks << ", NCCL " << measured->ncclVersion
+                 << ", " << measured->samples.size()
+                 << " collectives; |error| median / max, before -> after:\n";
+    for (const CollectiveErrorRow &r :
+         collectiveErrorRows(*measured, *group, before, after)) {
+      ErrorSummary b = ErrorSummary::of(r.before),
+                   a = ErrorSummary::of(r.after);
+      llvm::outs() << "  " << r.name << ": " << absPct(b.medianAbs) << " / "
+                   << absPct(b.maxAbs) << " -> " << absPct(a.medianAbs) << " / "
+                   << absPct(a.maxAbs) << "\n";
+    }
+    llvm::outs() << "  bus_efficiency "
+                 << llvm::formatv("{0:F4}", after.comm().busEfficiency)
+                 << ", link_latency_us "
+                 << llvm::formatv("{0:F3}", *after.comm().linkLatencyUs)
+                 << ", links_per_cta "
+                 << llvm::formatv("{0:F3}", after.comm().linksPerCta)
+                 << (fitted->linksPerCtaFitted ? "" : " (not fitted)") << "\n";
+  }
+  return 0;
+}
+
 static Evaluation evaluate(const RawMeasurements &raw, const CostModel &before,
                            const CostModel &after, Type bf16) {
   Evaluation eval;
@@ -500,14 +621,23 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "Fits the cost model to runtime/tools/tandem-calibrate's measurements "
-      "(raw.json):\nwrites the calibration file the cost model loads "
-      "(--out) and a Markdown report\nof the prediction error before and "
-      "after calibration (--report).\n");
+      "(raw.json),\nor its collective model to runtime/tools/"
+      "tandem-nccl-bench's (nccl.json, with --group):\nwrites the "
+      "calibration file the cost model loads (--out) and a Markdown\nreport "
+      "of the prediction error before and after calibration (--report).\n");
 
   auto buffer = llvm::MemoryBuffer::getFile(inputFilename);
   if (!buffer)
     return fail("cannot read '" + inputFilename +
                 "': " + buffer.getError().message());
+  if (CollectiveMeasurements::isNcclBench((*buffer)->getBuffer()))
+    return fitCollectiveMeasurements((*buffer)->getBuffer());
+  if (!groupSpec.empty() || !baseCalibration.empty())
+    return fail(llvm::Twine(groupSpec.empty() ? "--calibration" : "--group") +
+                " is only used with tandem-nccl-bench measurements, and " +
+                inputFilename +
+                " holds none (no \"format\": "
+                "\"tandem-nccl-bench\")");
   std::string error;
   std::optional<RawMeasurements> raw =
       RawMeasurements::parse((*buffer)->getBuffer(), inputFilename, error);

@@ -120,10 +120,22 @@ struct GpuCalibration {
   std::optional<double> gemmWaveOverheadUs;
 };
 
+/// Communication parameters a calibration measured (the file's optional
+/// "comm" object, fitted to NCCL measurements by tandem-fit --collectives).
+/// Each set field replaces the built-in CommParams value.
+struct CommCalibration {
+  std::optional<double> busEfficiency;
+  std::optional<double> linksPerCta;
+  std::optional<double> linkLatencyUs;
+};
+
+struct CommParams;
+
 /// A calibration file: the contention table and the measured target fields.
 struct Calibration {
   ContentionTable contention;
   GpuCalibration gpu;
+  CommCalibration comm;
   std::string origin; ///< The file (or text) it was read from.
 
   /// Reads and validates a calibration file. On failure returns
@@ -138,6 +150,8 @@ struct Calibration {
   /// setting `error`, when the calibration was measured on a device with a
   /// different SM count than `spec`'s target.
   bool applyTo(GpuSpec &spec, std::string &error) const;
+  /// Replaces the communication parameters the calibration measured.
+  void applyTo(CommParams &comm) const;
 };
 
 enum class CollectiveAlgorithm { Ring, Tree, Direct, PeerToPeer, Hierarchical };
@@ -167,6 +181,10 @@ struct CommParams {
   /// Links one CTA (NCCL channel) can keep busy: a CTA budget below the link
   /// count limits bandwidth.
   double linksPerCta = 1.0;
+  /// When set, replaces every group's `link_latency_us` (the per-step
+  /// latency inside a node; inter-node latency is unaffected): a measured
+  /// value for the machine, from a calibration file's "comm" section.
+  std::optional<double> linkLatencyUs;
 };
 
 class CostModel {

@@ -38,7 +38,7 @@ def TandemSimulate : Pass<"tandem-simulate", "::mlir::ModuleOp"> {
     Option<"targetPreset", "target", "std::string", "\"\"",
            "Use this target preset instead of the module's tandem.target">,
     Option<"calibrationPath", "calibration", "std::string", "\"\"",
-           "Load the contention table from this calibration file">
+           "Calibration file (contention table and measured GPU parameters)">
   ];
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions simulated">,
@@ -354,7 +354,7 @@ def TandemAssignSmTargets
     ListOption<"commSms", "comm-sms", "int64_t",
                "CTA budgets to try for each collective (default 8,16,24,32)">,
     Option<"calibrationPath", "calibration", "std::string", "\"\"",
-           "Load the contention table from this calibration file">
+           "Calibration file (contention table and measured GPU parameters)">
   ];
   let statistics = [
     Statistic<"numWindows", "windows", "Windows decided">,
