@@ -46,8 +46,7 @@ private:
 };
 
 FailureOr<int64_t> Lowerer::newBuffer(Operation *at, Value value,
-                                      std::string name,
-                                      rt::Buffer::Role role) {
+                                      std::string name, rt::Buffer::Role role) {
   RankedTensorType type = dyn_cast<RankedTensorType>(value.getType());
   if (auto future = dyn_cast<FutureType>(value.getType()))
     type = dyn_cast<RankedTensorType>(future.getValueType());
@@ -190,15 +189,14 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
         step.kind = rt::StepKind::NormGrad;
         step.norm = n.getKind() == NormKind::layer ? rt::NormKind::Layer
                                                    : rt::NormKind::Rms;
-        if (failed(
-                addInputs({n.getOutputGrad(), n.getInput(), n.getWeight()})))
+        if (failed(addInputs({n.getOutputGrad(), n.getInput(), n.getWeight()})))
           return failure();
         return addResults("norm_grad");
       })
       .Case([&](ElementwiseOp e) -> LogicalResult {
         step.kind = rt::StepKind::Elementwise;
-        std::optional<rt::ElementwiseKind> kind =
-            rt::parseElementwiseKind(stringifyElementwiseKind(e.getKind()).str());
+        std::optional<rt::ElementwiseKind> kind = rt::parseElementwiseKind(
+            stringifyElementwiseKind(e.getKind()).str());
         if (!kind)
           return op->emitError() << "element-wise kind '"
                                  << stringifyElementwiseKind(e.getKind())
@@ -227,10 +225,9 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
           int64_t offset = plan.buffers[base].role == rt::Buffer::Role::View
                                ? plan.buffers[base].viewOffset
                                : 0;
-          FailureOr<int64_t> b =
-              newBuffer(op, s.getResult(),
-                        "slice#" + std::to_string(plan.buffers.size()),
-                        rt::Buffer::Role::View);
+          FailureOr<int64_t> b = newBuffer(
+              op, s.getResult(), "slice#" + std::to_string(plan.buffers.size()),
+              rt::Buffer::Role::View);
           if (failed(b))
             return failure();
           rt::Buffer &view = plan.buffers[*b];
@@ -379,12 +376,12 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
         step.waitEvents.assign(w.asArrayRef().begin(), w.asArrayRef().end());
       if (op.hasAttr(kRecordEventAttrName) &&
           !op.getAttrOfType<IntegerAttr>(kRecordEventAttrName))
-        return op.emitError() << "'" << kRecordEventAttrName
-                              << "' must be an integer";
+        return op.emitError()
+               << "'" << kRecordEventAttrName << "' must be an integer";
       if (op.hasAttr(kWaitEventsAttrName) &&
           !op.getAttrOfType<DenseI64ArrayAttr>(kWaitEventsAttrName))
-        return op.emitError() << "'" << kWaitEventsAttrName
-                              << "' must be an array<i64>";
+        return op.emitError()
+               << "'" << kWaitEventsAttrName << "' must be an array<i64>";
     }
     maxEvent = std::max(maxEvent, step.recordEvent);
     for (int64_t e : step.waitEvents)
@@ -445,8 +442,9 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
 
 } // namespace
 
-FailureOr<rt::Plan> mlir::tandem::lowerToPlan(func::FuncOp func,
-                                              const PlanLoweringOptions &options) {
+FailureOr<rt::Plan>
+mlir::tandem::lowerToPlan(func::FuncOp func,
+                          const PlanLoweringOptions &options) {
   Lowerer lowerer(func);
   return lowerer.run(options);
 }

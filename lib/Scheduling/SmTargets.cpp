@@ -307,8 +307,7 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
         auto cached = aloneOf.find(compute);
         if (cached == aloneOf.end()) {
           std::string error;
-          std::optional<ComputeEstimate> alone =
-              model.compute(compute, error);
+          std::optional<ComputeEstimate> alone = model.compute(compute, error);
           if (!alone)
             return compute->emitError() << error;
           cached = aloneOf.try_emplace(compute, *alone).first;
@@ -342,8 +341,8 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
         return a.commSms < b.commSms;
       };
       for (int64_t k : candidates) {
-        Evaluation e = evaluate(start, items, k, /*allSms=*/false, model,
-                                timer, estimates);
+        Evaluation e = evaluate(start, items, k, /*allSms=*/false, model, timer,
+                                estimates);
         if (!best || better(e, *best))
           best = std::move(e);
       }

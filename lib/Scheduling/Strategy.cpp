@@ -164,8 +164,8 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   SmallVector<std::optional<double>> spans(std::size(candidates));
   LogicalResult simulated = failableParallelForEachN(
       module.getContext(), 0, std::size(candidates), [&](size_t i) {
-        FailureOr<SimulationReport> report = simulateFunction(
-            candidates[i].second, model, /*spanOnly=*/true);
+        FailureOr<SimulationReport> report =
+            simulateFunction(candidates[i].second, model, /*spanOnly=*/true);
         if (failed(report))
           return failure();
         spans[i] = report->spanUs;

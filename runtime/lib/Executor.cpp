@@ -148,8 +148,8 @@ struct Executor::Impl {
   bool cuda(cudaError_t e, const std::string &what, std::string &error) {
     if (e == cudaSuccess)
       return true;
-    error = what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-            ")";
+    error =
+        what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
     return false;
   }
   bool nccl(ncclResult_t r, const std::string &what, std::string &error) {
@@ -236,13 +236,11 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
   Impl &x = *impl;
   x.plan = plan;
   x.options = options;
-  if (x.plan.arenaBytes == 0 || std::any_of(x.plan.buffers.begin(),
-                                            x.plan.buffers.end(),
-                                            [](const Buffer &b) {
-                                              return b.role ==
-                                                         Buffer::Role::Temp &&
-                                                     b.arenaOffset < 0;
-                                            })) {
+  if (x.plan.arenaBytes == 0 ||
+      std::any_of(x.plan.buffers.begin(), x.plan.buffers.end(),
+                  [](const Buffer &b) {
+                    return b.role == Buffer::Role::Temp && b.arenaOffset < 0;
+                  })) {
     if (std::string e = planMemory(x.plan); !e.empty()) {
       error = "memory planning failed: " + e;
       return nullptr;
@@ -293,9 +291,9 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
                     ? x.plan.streamPriorities[s]
                     : 0;
     // Plan priorities: 0 = default, negative = higher (as in CUDA).
-    int priority = std::clamp<int>(lowest + static_cast<int>(p),
-                                   std::min(lowest, greatest),
-                                   std::max(lowest, greatest));
+    int priority =
+        std::clamp<int>(lowest + static_cast<int>(p),
+                        std::min(lowest, greatest), std::max(lowest, greatest));
     cudaStream_t stream;
     if (!x.cuda(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking,
                                              priority),
@@ -357,8 +355,8 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
                        std::max<int64_t>(x.plan.buffers[b].arenaOffset, 0);
   for (size_t b = 0; b < x.plan.buffers.size(); ++b)
     if (x.plan.buffers[b].role == Buffer::Role::View)
-      x.bufferPtr[b] = x.bufferPtr[x.plan.buffers[b].viewOf] +
-                       x.plan.buffers[b].viewOffset;
+      x.bufferPtr[b] =
+          x.bufferPtr[x.plan.buffers[b].viewOf] + x.plan.buffers[b].viewOffset;
 
   x.scratchBytes.assign(x.plan.numStreams, 0);
   std::vector<bool> usesBlas(x.plan.numStreams, false);
@@ -448,15 +446,14 @@ bool Executor::initialiseInputs(uint64_t seed, std::string &error) {
   for (size_t i = 0; i < x.plan.inputs.size(); ++i) {
     int64_t b = x.plan.inputs[i];
     const Buffer &buf = x.plan.buffers[b];
-    if (!launchFill(x.bufferPtr[b], buf.type, buf.elements(), seed + i, 1.0f,
-                    s, error)) {
+    if (!launchFill(x.bufferPtr[b], buf.type, buf.elements(), seed + i, 1.0f, s,
+                    error)) {
       error = "initialising input " + std::to_string(i) + ": " + error;
       return false;
     }
   }
-  if (x.arena &&
-      !x.cuda(cudaMemsetAsync(x.arena, 0, x.plan.arenaBytes, s),
-              "cudaMemsetAsync of the arena", error))
+  if (x.arena && !x.cuda(cudaMemsetAsync(x.arena, 0, x.plan.arenaBytes, s),
+                         "cudaMemsetAsync of the arena", error))
     return false;
   return x.cuda(cudaStreamSynchronize(s), "initialising inputs", error);
 }
@@ -471,8 +468,8 @@ bool Executor::Impl::launchLayout(size_t index, cudaStream_t stream,
     int64_t outer, inner;
     aroundDim(in, s.dim, outer, inner);
     int64_t d = in.shape[s.dim];
-    int64_t group = d / s.interleave;     // rows of one interleave group
-    int64_t block = group / s.chunks;     // rows of one chunk in a group
+    int64_t group = d / s.interleave; // rows of one interleave group
+    int64_t block = group / s.chunks; // rows of one chunk in a group
     const char *src = bufferPtr[s.inputs[0]] + s.chunk * block * inner;
     return cuda(cudaMemcpy2DAsync(dst, block * inner, src, group * inner,
                                   block * inner, outer * s.interleave,
@@ -535,9 +532,9 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
                                   ncclOp(s.reduce), comm, stream),
                 "ncclReduceScatter", error);
   case CollectiveKind::AllReduce:
-    return nccl(ncclAllReduce(src, dst, count, type, ncclOp(s.reduce), comm,
-                              stream),
-                "ncclAllReduce", error);
+    return nccl(
+        ncclAllReduce(src, dst, count, type, ncclOp(s.reduce), comm, stream),
+        "ncclAllReduce", error);
   case CollectiveKind::AllToAll: {
     int64_t block = count / n, bytes = in.bytes() / n;
     if (!nccl(ncclGroupStart(), "ncclGroupStart", error))
@@ -599,17 +596,15 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
       return launchAttention(blasPerStream[s.stream], a, ptr(s.inputs[0]),
                              ptr(s.outputs[0]), scratch[s.stream], stream,
                              error);
-    return launchAttentionGrad(blasPerStream[s.stream], a, ptr(s.inputs[0]),
-                               ptr(s.inputs[1]), ptr(s.inputs[2]),
-                               ptr(s.outputs[0]), scratch[s.stream], stream,
-                               error);
+    return launchAttentionGrad(
+        blasPerStream[s.stream], a, ptr(s.inputs[0]), ptr(s.inputs[1]),
+        ptr(s.inputs[2]), ptr(s.outputs[0]), scratch[s.stream], stream, error);
   }
   case StepKind::Norm: {
     int64_t rows, cols;
     view2d(in(0), rows, cols);
     return launchNorm(s.norm, ptr(s.inputs[0]), in(0).type, ptr(s.inputs[1]),
-                      in(1).type, ptr(s.outputs[0]), rows, cols, stream,
-                      error);
+                      in(1).type, ptr(s.outputs[0]), rows, cols, stream, error);
   }
   case StepKind::NormGrad: {
     int64_t rows, cols;
@@ -624,11 +619,10 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
     int64_t rows, cols;
     view2d(r, rows, cols);
     bool binary = s.inputs.size() > 1;
-    return launchElementwise(s.elementwise, ptr(s.inputs[0]), in(0).type,
-                             binary ? ptr(s.inputs[1]) : nullptr,
-                             binary ? in(1).type : in(0).type,
-                             ptr(s.outputs[0]), r.type, rows, cols, stream,
-                             error);
+    return launchElementwise(
+        s.elementwise, ptr(s.inputs[0]), in(0).type,
+        binary ? ptr(s.inputs[1]) : nullptr, binary ? in(1).type : in(0).type,
+        ptr(s.outputs[0]), r.type, rows, cols, stream, error);
   }
   case StepKind::Opaque: {
     std::vector<const void *> ins;
@@ -644,11 +638,10 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
       outBytes.push_back(plan.buffers[b].bytes());
       outTypes.push_back(plan.buffers[b].type);
     }
-    return launchOpaque(ins.data(), inBytes.data(),
-                        static_cast<int>(ins.size()), outs.data(),
-                        outBytes.data(), outTypes.data(),
-                        static_cast<int>(outs.size()), s.declaredBytes, stream,
-                        error);
+    return launchOpaque(
+        ins.data(), inBytes.data(), static_cast<int>(ins.size()), outs.data(),
+        outBytes.data(), outTypes.data(), static_cast<int>(outs.size()),
+        s.declaredBytes, stream, error);
   }
   case StepKind::Slice:
   case StepKind::Concat:
@@ -697,8 +690,9 @@ bool Executor::Impl::enqueue(std::string &error) {
     if (options.syncEachStep && !options.cudaGraph) {
       cudaError_t e = cudaStreamSynchronize(stream);
       if (e != cudaSuccess) {
-        error = stepWhere(plan, i) + " failed while running: " +
-                cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+        error = stepWhere(plan, i) +
+                " failed while running: " + cudaGetErrorName(e) + " (" +
+                cudaGetErrorString(e) + ")";
         return false;
       }
     }
@@ -828,8 +822,7 @@ bool Executor::readOutputs(std::vector<std::vector<uint8_t>> &outputs,
     std::vector<uint8_t> host(x.plan.buffers[b].bytes());
     if (!x.cuda(cudaMemcpy(host.data(), x.bufferPtr[b], host.size(),
                            cudaMemcpyDeviceToHost),
-                "cudaMemcpy of output '" + x.plan.buffers[b].name + "'",
-                error))
+                "cudaMemcpy of output '" + x.plan.buffers[b].name + "'", error))
       return false;
     outputs.push_back(std::move(host));
   }

@@ -174,11 +174,11 @@ std::string planMemory(Plan &plan, MemoryPlanStats *stats) {
           if (lastStepOfStream[s] <= step)
             continue;
           int64_t latest = latestStepOfStream[s];
-          permanent = latest >= 0 && latest != step
-                          ? deadAt(acc[a.buffer], hb, latest) &&
-                                plan.steps[latest].stream ==
-                                    static_cast<int64_t>(s)
-                          : latest == step;
+          permanent =
+              latest >= 0 && latest != step
+                  ? deadAt(acc[a.buffer], hb, latest) &&
+                        plan.steps[latest].stream == static_cast<int64_t>(s)
+                  : latest == step;
         }
         if (!permanent)
           kept.push_back(a);
@@ -224,14 +224,12 @@ std::string checkMemoryPlan(const Plan &plan) {
     if (buf.arenaOffset < 0)
       return os.str() + " has no arena offset (run the memory planner)";
     if (buf.arenaOffset % kArenaAlignment != 0)
-      return os.str() + " has arena offset " +
-             std::to_string(buf.arenaOffset) + ", not a multiple of " +
-             std::to_string(kArenaAlignment);
+      return os.str() + " has arena offset " + std::to_string(buf.arenaOffset) +
+             ", not a multiple of " + std::to_string(kArenaAlignment);
     if (buf.arenaOffset + buf.bytes() > plan.arenaBytes)
       return os.str() + " ends at byte " +
              std::to_string(buf.arenaOffset + buf.bytes()) +
-             ", past the arena's " + std::to_string(plan.arenaBytes) +
-             " bytes";
+             ", past the arena's " + std::to_string(plan.arenaBytes) + " bytes";
     if (acc[b].firstWrite >= 0)
       placed.push_back({static_cast<int64_t>(b), buf.arenaOffset,
                         buf.arenaOffset + buf.bytes()});
@@ -242,16 +240,15 @@ std::string checkMemoryPlan(const Plan &plan) {
   // Every pair that shares bytes must be separated in time: all accesses of
   // one happen before the first write of the other.
   for (size_t i = 0; i < placed.size(); ++i) {
-    for (size_t j = i + 1; j < placed.size() && placed[j].offset < placed[i].end;
-         ++j) {
+    for (size_t j = i + 1;
+         j < placed.size() && placed[j].offset < placed[i].end; ++j) {
       const Placed &x = placed[i], &y = placed[j];
       bool xFirst = deadAt(acc[x.buffer], hb, acc[y.buffer].firstWrite);
       bool yFirst = deadAt(acc[y.buffer], hb, acc[x.buffer].firstWrite);
       if (!xFirst && !yFirst)
         return "buffers " + std::to_string(x.buffer) + " ('" +
                plan.buffers[x.buffer].name + "') and " +
-               std::to_string(y.buffer) + " ('" +
-               plan.buffers[y.buffer].name +
+               std::to_string(y.buffer) + " ('" + plan.buffers[y.buffer].name +
                "') share arena bytes but may be live at the same time";
     }
   }

@@ -255,8 +255,7 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     default:
       if (!(e = same(in(0), r, "input and result")).empty())
         return e;
-      if (step.elementwise != ElementwiseKind::Cast &&
-          in(0).type != r.type)
+      if (step.elementwise != ElementwiseKind::Cast && in(0).type != r.type)
         return "only cast may change the element type";
       return binary ? same(in(1), r, "second input and result") : "";
     }
@@ -278,8 +277,7 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
       return "slice chunk/chunks/interleave do not divide dimension " +
              std::to_string(step.dim);
     expect[step.dim] /= step.chunks;
-    return r.shape == expect ? ""
-                             : "slice result must be " + shapeText(expect);
+    return r.shape == expect ? "" : "slice result must be " + shapeText(expect);
   }
   case StepKind::Concat:
   case StepKind::RingConcat: {
@@ -310,10 +308,11 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
   case StepKind::Collective: {
     if (!(e = arity(1, 1)).empty())
       return e;
-    if (step.group < 0 || step.group >= static_cast<int64_t>(plan.groups.size()))
+    if (step.group < 0 ||
+        step.group >= static_cast<int64_t>(plan.groups.size()))
       return "collective group " + std::to_string(step.group) +
-             " is not one of the plan's " +
-             std::to_string(plan.groups.size()) + " groups";
+             " is not one of the plan's " + std::to_string(plan.groups.size()) +
+             " groups";
     if (step.dim != 0)
       return "collectives along dimension " + std::to_string(step.dim) +
              " are not supported by the runtime (only dimension 0, where "
@@ -366,10 +365,10 @@ std::string validatePlan(const Plan &plan) {
       if (base.role == Buffer::Role::View)
         return where + " views another view; views must name their storage";
       if (buf.viewOffset + buf.bytes() > base.bytes())
-        return where + " (" + std::to_string(buf.bytes()) + " bytes at offset " +
-               std::to_string(buf.viewOffset) + ") extends past buffer " +
-               std::to_string(buf.viewOf) + " (" + std::to_string(base.bytes()) +
-               " bytes)";
+        return where + " (" + std::to_string(buf.bytes()) +
+               " bytes at offset " + std::to_string(buf.viewOffset) +
+               ") extends past buffer " + std::to_string(buf.viewOf) + " (" +
+               std::to_string(base.bytes()) + " bytes)";
     }
   }
   std::vector<int> inputCount(numBuffers, 0);

@@ -168,10 +168,10 @@ public:
     }
     int64_t value = v->get<int64_t>();
     if (value < min || value > max) {
-      fail(key, "must be in [" + std::to_string(min) + ", " +
-                    (max == INT64_MAX ? std::string("inf")
-                                      : std::to_string(max)) +
-                    "], got " + std::to_string(value));
+      fail(key,
+           "must be in [" + std::to_string(min) + ", " +
+               (max == INT64_MAX ? std::string("inf") : std::to_string(max)) +
+               "], got " + std::to_string(value));
       return;
     }
     out = static_cast<T>(value);
@@ -352,8 +352,8 @@ bool readBuffer(const json &j, const std::string &path, Buffer &buffer,
     if (auto t = parseDType(type))
       buffer.type = *t;
     else
-      r.fail("dtype", "unknown element type '" + type +
-                          "' (expected bf16, f16 or f32)");
+      r.fail("dtype",
+             "unknown element type '" + type + "' (expected bf16, f16 or f32)");
   }
   r.integers("shape", buffer.shape, true, 1);
   enumField(
@@ -381,10 +381,9 @@ std::string writePlanJson(const Plan &plan) {
     stream["name"] = s < static_cast<int64_t>(plan.streamNames.size())
                          ? plan.streamNames[s]
                          : "stream " + std::to_string(s);
-    stream["priority"] =
-        s < static_cast<int64_t>(plan.streamPriorities.size())
-            ? plan.streamPriorities[s]
-            : 0;
+    stream["priority"] = s < static_cast<int64_t>(plan.streamPriorities.size())
+                             ? plan.streamPriorities[s]
+                             : 0;
     streams.push_back(stream);
   }
   j["streams"] = streams;
@@ -549,8 +548,7 @@ std::optional<Plan> parsePlan(const std::string &text,
   return plan;
 }
 
-std::optional<Plan> readPlanFile(const std::string &path,
-                                 std::string &error) {
+std::optional<Plan> readPlanFile(const std::string &path, std::string &error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open plan file '" + path + "'";

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/runtime/MemoryPlanner.h"
 #include "tandem/runtime/Plan.h"
+#include "tandem/runtime/MemoryPlanner.h"
 
 #include <gtest/gtest.h>
 
@@ -130,9 +130,10 @@ TEST(PlanTest, ParseErrorsNameTheField) {
     EXPECT_NE(at, std::string::npos) << from;
     return t.replace(at, from.size(), to);
   };
-  EXPECT_EQ(parseError(replace("\"format_version\": 1", "\"format_version\": 7")),
-            "p.json.format_version: version 7 is not supported (this runtime "
-            "reads version 1)");
+  EXPECT_EQ(
+      parseError(replace("\"format_version\": 1", "\"format_version\": 7")),
+      "p.json.format_version: version 7 is not supported (this runtime "
+      "reads version 1)");
   EXPECT_EQ(parseError(replace("\"sm_target\": 108", "\"sm_target\": \"x\"")),
             "p.json.steps[0].sm_target: must be an integer");
   EXPECT_EQ(parseError(replace("\"sm_target\": 108",
@@ -265,9 +266,8 @@ TEST(MemoryPlannerTest, CheckRejectsOverlappingLiveBuffers) {
   ASSERT_EQ(planMemory(plan), "");
   // Put the gather result on top of the matmul result it is gathered from.
   plan.buffers[3].arenaOffset = plan.buffers[2].arenaOffset;
-  plan.arenaBytes = std::max<int64_t>(plan.arenaBytes,
-                                      plan.buffers[3].arenaOffset +
-                                          plan.buffers[3].bytes());
+  plan.arenaBytes = std::max<int64_t>(
+      plan.arenaBytes, plan.buffers[3].arenaOffset + plan.buffers[3].bytes());
   EXPECT_EQ(checkMemoryPlan(plan),
             "buffers 2 ('b2') and 3 ('b3') share arena bytes but may be live "
             "at the same time");

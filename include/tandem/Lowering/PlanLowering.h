@@ -1,4 +1,5 @@
-//===- PlanLowering.h - Scheduled tandem IR to an execution plan -*- C++ -*-===//
+//===- PlanLowering.h - Scheduled tandem IR to an execution plan -*- C++
+//-*-===//
 //
 // Converts one function of scheduled tandem IR into the runtime's Plan
 // (runtime/include/tandem/runtime/Plan.h): every SSA value becomes a buffer
@@ -39,8 +40,8 @@ struct PlanLoweringOptions {
 /// types other than bf16/f16/f32, collectives along a dimension other than
 /// 0, all_to_all with split or concat dimension other than 0, unranked or
 /// dynamic tensors, ops that are not tandem ops, several blocks.
-FailureOr<::tandem::runtime::Plan> lowerToPlan(func::FuncOp func,
-                                     const PlanLoweringOptions &options);
+FailureOr<::tandem::runtime::Plan>
+lowerToPlan(func::FuncOp func, const PlanLoweringOptions &options);
 
 } // namespace tandem
 } // namespace mlir

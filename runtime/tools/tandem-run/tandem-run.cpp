@@ -52,7 +52,8 @@ void printHelp(std::FILE *out) {
       "  --standin-collectives   single-GPU mode: run one rank's program and\n"
       "                          replace every collective by device copies of\n"
       "                          the same byte volume (NOT communication)\n"
-      "  --standin-rank R        the rank whose program the stand-in mode runs\n"
+      "  --standin-rank R        the rank whose program the stand-in mode "
+      "runs\n"
       "                          (default 0)\n"
       "  --check                 also run --reference and compare all outputs\n"
       "  --reference REF.json    the unscheduled reference plan for --check\n"
@@ -106,7 +107,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!v)
         return false;
       if (!parseInt(v, min, n)) {
-        std::fprintf(stderr, "tandem-run: %s needs an integer >= %lld, got '%s'\n",
+        std::fprintf(stderr,
+                     "tandem-run: %s needs an integer >= %lld, got '%s'\n",
                      name, min, v);
         return false;
       }
@@ -143,7 +145,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       char *end = nullptr;
       o.timeout = std::strtod(v, &end);
       if (!end || *end || !(o.timeout > 0)) {
-        std::fprintf(stderr, "tandem-run: --timeout needs seconds > 0, got '%s'\n", v);
+        std::fprintf(stderr,
+                     "tandem-run: --timeout needs seconds > 0, got '%s'\n", v);
         return kExitUsage;
       }
     } else if (a == "--standin-collectives") {
@@ -257,8 +260,8 @@ struct Shared {
 };
 
 bool runPlan(const Plan &plan, const Options &o, int rank, int world,
-             int device, const std::vector<std::string> &ids, int iters, int warmup,
-             bool timeSteps, RankResult &r,
+             int device, const std::vector<std::string> &ids, int iters,
+             int warmup, bool timeSteps, RankResult &r,
              std::vector<std::vector<uint8_t>> &outputs) {
   ExecutorOptions eo;
   eo.device = device;
@@ -388,8 +391,9 @@ std::vector<Comparison> compare(const Plan &plan, const Plan &reference,
       c.maxAbs = std::max(c.maxAbs, std::fabs(d));
     }
     c.relL2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-    double tol = a.type == DType::F32 ? 1e-4 : a.type == DType::F16 ? 5e-3
-                                                                     : 1e-2;
+    double tol = a.type == DType::F32   ? 1e-4
+                 : a.type == DType::F16 ? 5e-3
+                                        : 1e-2;
     c.ok = wantBitwise ? c.bitwise : (c.nonFinite == 0 && c.relL2 <= tol);
     out.push_back(c);
   }
@@ -429,8 +433,8 @@ bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
       break;
     sep();
     out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
-        << ",\"args\":{\"name\":\""
-        << (pid == 0 ? "measured @" : "predicted @") << jsonEscape(plan.function)
+        << ",\"args\":{\"name\":\"" << (pid == 0 ? "measured @" : "predicted @")
+        << jsonEscape(plan.function)
         << (pid == 0 ? " rank " + std::to_string(rank) : std::string())
         << "\"}}";
     for (int64_t s = 0; s < plan.numStreams; ++s) {
@@ -458,10 +462,10 @@ bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
       }
       sep();
       std::string name = st.name + (st.label.empty() ? "" : " " + st.label);
-      out << "{\"ph\":\"X\",\"name\":\"" << jsonEscape(name)
-          << "\",\"cat\":\"" << stepKindName(st.kind) << "\",\"pid\":" << pid
-          << ",\"tid\":" << st.stream << ",\"ts\":" << ts
-          << ",\"dur\":" << dur << ",\"args\":{\"step\":" << i << "}}";
+      out << "{\"ph\":\"X\",\"name\":\"" << jsonEscape(name) << "\",\"cat\":\""
+          << stepKindName(st.kind) << "\",\"pid\":" << pid
+          << ",\"tid\":" << st.stream << ",\"ts\":" << ts << ",\"dur\":" << dur
+          << ",\"args\":{\"step\":" << i << "}}";
     }
   }
   out << "\n],\"displayTimeUnit\":\"ms\"}\n";
@@ -478,8 +482,8 @@ int main(int argc, char **argv) {
   int mpiRank = 0, mpiSize = 1;
   bool underMpi = false;
 #ifdef TANDEM_HAVE_MPI
-  underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") ||
-             std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+  underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
+             std::getenv("PMIX_RANK");
   if (underMpi) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &mpiRank);
@@ -612,8 +616,7 @@ int main(int argc, char **argv) {
   if (print) {
     std::printf("plan %s: @%s, %zu steps on %lld stream(s), %d rank(s)%s\n",
                 o.planPath.c_str(), plan->function.c_str(), plan->steps.size(),
-                static_cast<long long>(plan->numStreams),
-                o.standin ? 1 : world,
+                static_cast<long long>(plan->numStreams), o.standin ? 1 : world,
                 o.standin ? " [SINGLE-GPU STAND-IN: collectives are device "
                             "copies, not communication]"
                           : "");
@@ -658,8 +661,8 @@ int main(int argc, char **argv) {
         if (!c.ok || print)
           report << "  check rank " << (underMpi ? mpiRank : int(r)) << " "
                  << c.name << ": " << (c.ok ? "ok" : "MISMATCH")
-                 << (c.bitwise ? " (bitwise equal)" : "")
-                 << " rel_l2 " << c.relL2 << " max_abs " << c.maxAbs
+                 << (c.bitwise ? " (bitwise equal)" : "") << " rel_l2 "
+                 << c.relL2 << " max_abs " << c.maxAbs
                  << (c.nonFinite ? " non-finite mismatches " +
                                        std::to_string(c.nonFinite)
                                  : "")

@@ -1,4 +1,5 @@
-//===- Executor.h - Run a plan on one GPU with CUDA/NCCL/cuBLASLt -*- C++ -*-===//
+//===- Executor.h - Run a plan on one GPU with CUDA/NCCL/cuBLASLt -*- C++
+//-*-===//
 //
 // Executes one rank's plan: allocates the inputs, the arena and per-stream
 // scratch, creates the plan's streams (with their priorities) and events,
@@ -89,9 +90,8 @@ public:
   /// Validates the plan, sets the device, allocates memory, creates streams,
   /// events, cuBLASLt handle and communicators. Fails with an error naming
   /// what went wrong before anything is launched.
-  static std::unique_ptr<Executor> create(const Plan &plan,
-                                          const ExecutorOptions &options,
-                                          std::string &error);
+  static std::unique_ptr<Executor>
+  create(const Plan &plan, const ExecutorOptions &options, std::string &error);
   ~Executor();
 
   /// Fills every plan input deterministically: input i gets seed `seed + i`

@@ -55,9 +55,9 @@ bool launchNorm(NormKind kind, const void *x, DType xType, const void *w,
 /// `dw` is reduced over rows in a fixed order (deterministic); `scratch`
 /// must hold normGradScratchBytes(rows, cols) bytes.
 int64_t normGradScratchBytes(int64_t rows, int64_t cols);
-bool launchNormGrad(NormKind kind, const void *dy, const void *x,
-                    DType xType, const void *w, DType wType, void *dx,
-                    void *dw, int64_t rows, int64_t cols, void *scratch,
+bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
+                    const void *w, DType wType, void *dx, void *dw,
+                    int64_t rows, int64_t cols, void *scratch,
                     cudaStream_t stream, std::string &error);
 
 /// One cuBLASLt context per stream: the handle is shared, the workspace is

@@ -1,4 +1,5 @@
-//===- MemoryPlanner.h - Static arena plan honouring the schedule -*- C++ -*-===//
+//===- MemoryPlanner.h - Static arena plan honouring the schedule -*- C++
+//-*-===//
 //
 // Places every temporary buffer of a plan at an offset in one arena. Two
 // buffers may share bytes only when every step that touches the earlier one

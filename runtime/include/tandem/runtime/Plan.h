@@ -1,4 +1,5 @@
-//===- Plan.h - Execution plan of one scheduled training step ----*- C++ -*-===//
+//===- Plan.h - Execution plan of one scheduled training step ----*- C++
+//-*-===//
 //
 // The contract between the compiler and the runtime. A plan is one rank's
 // program of an SPMD step: the buffers it uses (with a static memory plan),
@@ -38,14 +39,27 @@ std::optional<DType> parseDType(const std::string &name);
 /// swiglu(x): x is rows x 2*cols, result = silu(x[:, :cols]) * x[:, cols:];
 /// swiglu_grad(dy, x): dy is rows x cols/2, x and result rows x cols.
 enum class ElementwiseKind {
-  Add, Mul, Copy, Cast, Gelu, GeluGrad, Silu, Swiglu, SwigluGrad
+  Add,
+  Mul,
+  Copy,
+  Cast,
+  Gelu,
+  GeluGrad,
+  Silu,
+  Swiglu,
+  SwigluGrad
 };
 const char *elementwiseKindName(ElementwiseKind kind);
 std::optional<ElementwiseKind> parseElementwiseKind(const std::string &name);
 
 enum class NormKind { Layer, Rms };
-enum class CollectiveKind { AllGather, ReduceScatter, AllReduce, AllToAll,
-                            Permute };
+enum class CollectiveKind {
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  AllToAll,
+  Permute
+};
 enum class ReduceKind { Sum, Avg, Max, Min };
 const char *collectiveKindName(CollectiveKind kind);
 
@@ -147,8 +161,8 @@ struct Prediction {
 
 struct Plan {
   int formatVersion = kPlanFormatVersion;
-  std::string function;   ///< Name of the lowered function.
-  std::string producer;   ///< What wrote it, e.g. "tandem-opt".
+  std::string function;              ///< Name of the lowered function.
+  std::string producer;              ///< What wrote it, e.g. "tandem-opt".
   std::vector<std::string> schedule; ///< Pipeline that produced it.
   int64_t numStreams = 1;
   std::vector<int64_t> streamPriorities; ///< Per stream; lower = higher.
