@@ -151,8 +151,9 @@ double eps(DType type) {
 class DeviceBuffer {
 public:
   explicit DeviceBuffer(int64_t bytes) : bytes_(bytes) {
-    if (bytes > 0)
+    if (bytes > 0) {
       EXPECT_EQ(cudaMalloc(&data_, bytes), cudaSuccess);
+    }
   }
   DeviceBuffer(DType type, const std::vector<float> &values)
       : DeviceBuffer(static_cast<int64_t>(values.size()) * typeBytes(type)) {
@@ -1075,7 +1076,7 @@ TEST(KernelsHostTest, InvalidArgumentsAreRejectedWithMessages) {
   args.kvHeads = 2;
   args.headDim = 8;
   BlasContext blas;
-  char dummy[16];
+  char dummy[16] = {};
   EXPECT_FALSE(
       launchAttention(blas, args, dummy, dummy, dummy, nullptr, error));
   EXPECT_NE(error.find("multiple"), std::string::npos) << error;
