@@ -152,6 +152,27 @@ std::optional<ContentionTable> ContentionTable::load(llvm::StringRef path,
 
 /// Reads the optional "gpu" object. Unknown keys are errors: a misspelt
 /// field would otherwise silently keep the target's value.
+/// Fails, naming the first unknown key in sorted order (stable messages),
+/// when `obj` has a key outside `known`.
+static bool checkKnownKeys(const llvm::json::Object &obj,
+                           llvm::ArrayRef<llvm::StringLiteral> known,
+                           const std::string &where, std::string &error) {
+  std::vector<std::string> keys;
+  for (const auto &entry : obj)
+    keys.push_back(entry.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys) {
+    if (llvm::is_contained(known, key))
+      continue;
+    error = where + ": unknown field \"" + key + "\" (known: ";
+    llvm::raw_string_ostream os(error);
+    llvm::interleaveComma(known, os);
+    os << ")";
+    return false;
+  }
+  return true;
+}
+
 static bool parseGpuSection(const llvm::json::Value &value,
                             llvm::StringRef origin, GpuCalibration &gpu,
                             std::string &error) {
@@ -169,20 +190,8 @@ static bool parseGpuSection(const llvm::json::Value &value,
                                                    "gemm_tile_m",
                                                    "gemm_tile_n",
                                                    "gemm_wave_overhead_us"};
-  // Report unknown keys in a stable (sorted) order.
-  std::vector<std::string> keys;
-  for (const auto &entry : *obj)
-    keys.push_back(entry.first.str());
-  llvm::sort(keys);
-  for (const std::string &key : keys) {
-    if (llvm::is_contained(kKnown, key))
-      continue;
-    error = where + ": unknown field \"" + key + "\" (known: ";
-    llvm::raw_string_ostream os(error);
-    llvm::interleaveComma(kKnown, os);
-    os << ")";
+  if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
-  }
   if (const llvm::json::Value *device = obj->get("device")) {
     std::optional<llvm::StringRef> name = device->getAsString();
     if (!name) {
@@ -243,19 +252,8 @@ static bool parseCommSection(const llvm::json::Value &value,
   }
   static constexpr llvm::StringLiteral kKnown[] = {
       "bus_efficiency", "links_per_cta", "link_latency_us"};
-  std::vector<std::string> keys;
-  for (const auto &entry : *obj)
-    keys.push_back(entry.first.str());
-  llvm::sort(keys);
-  for (const std::string &key : keys) {
-    if (llvm::is_contained(kKnown, key))
-      continue;
-    error = where + ": unknown field \"" + key + "\" (known: ";
-    llvm::raw_string_ostream os(error);
-    llvm::interleaveComma(kKnown, os);
-    os << ")";
+  if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
-  }
   enum class Rule { Fraction, Positive, NonNegative };
   auto read = [&](llvm::StringRef key, std::optional<double> &field,
                   Rule rule) -> bool {
