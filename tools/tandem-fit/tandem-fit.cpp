@@ -40,6 +40,18 @@ using namespace mlir::tandem;
 using namespace mlir::tandem::fit;
 namespace cl = llvm::cl;
 
+/// Writes `path` through `write`; false (with `error`) if it cannot be
+/// opened.
+static bool writeFile(llvm::StringRef path, std::string &error,
+                      llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
+  if (!out)
+    return false;
+  write(out->os());
+  out->keep();
+  return true;
+}
+
 static cl::OptionCategory fitCategory("tandem-fit options");
 
 static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
@@ -551,23 +563,16 @@ static int fitCollectiveMeasurements(StringRef text) {
   written->applyTo(afterComm);
   CostModel after(afterSpec, written->contention, afterComm);
 
-  if (!outputFilename.empty()) {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(outputFilename, &error);
-    if (!out)
-      return fail(error);
-    out->os() << calibrationText;
-    out->keep();
-  }
-  if (!reportFilename.empty()) {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(reportFilename, &error);
-    if (!out)
-      return fail(error);
-    writeCollectiveReport(*measured, inputFilename, *group, before, after,
-                          *fitted, out->os());
-    out->keep();
-  }
+  if (!outputFilename.empty() &&
+      !writeFile(outputFilename, error,
+                 [&](llvm::raw_ostream &os) { os << calibrationText; }))
+    return fail(error);
+  if (!reportFilename.empty() &&
+      !writeFile(reportFilename, error, [&](llvm::raw_ostream &os) {
+        writeCollectiveReport(*measured, inputFilename, *group, before, after,
+                              *fitted, os);
+      }))
+    return fail(error);
   if (reportFilename != "-") {
     llvm::outs() << "tandem-fit: " << measured->deviceName << " x "
                  << measured->ranks << ", NCCL " << measured->ncclVersion
@@ -686,22 +691,14 @@ int main(int argc, char **argv) {
   Evaluation eval = evaluate(*raw, before, after, bf16);
   Report report(*raw, inputFilename, *fitted, before, after, eval);
 
-  if (!outputFilename.empty()) {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(outputFilename, &error);
-    if (!out)
-      return fail(error);
-    out->os() << calibrationText;
-    out->keep();
-  }
-  if (!reportFilename.empty()) {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(reportFilename, &error);
-    if (!out)
-      return fail(error);
-    report.write(out->os());
-    out->keep();
-  }
+  if (!outputFilename.empty() &&
+      !writeFile(outputFilename, error,
+                 [&](llvm::raw_ostream &os) { os << calibrationText; }))
+    return fail(error);
+  if (!reportFilename.empty() &&
+      !writeFile(reportFilename, error,
+                 [&](llvm::raw_ostream &os) { report.write(os); }))
+    return fail(error);
   if (reportFilename != "-") {
     // A short summary on stdout; the report has the details.
     llvm::outs() << "tandem-fit: " << raw->deviceName << ", "
