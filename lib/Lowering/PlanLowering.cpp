@@ -10,6 +10,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tandem;
 namespace rt = ::tandem::runtime;
@@ -399,6 +401,21 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
     plan.steps.push_back(std::move(step));
     opOfStep.push_back(&op);
   }
+  // GEMM weights start at the scale that keeps activations O(1):
+  // uniform in [-1/sqrt(K), 1/sqrt(K)) for K reduced rows. Without it,
+  // products of unit-scale inputs grow by sqrt(K) per GEMM and attention's
+  // softmax saturates, so that legitimate rounding differences between a
+  // schedule and its reference would be amplified without bound.
+  for (const rt::Step &step : plan.steps) {
+    if (step.kind != rt::StepKind::Matmul)
+      continue;
+    rt::Buffer &rhs = plan.buffers[step.inputs[1]];
+    if (rhs.role != rt::Buffer::Role::Input || rhs.shape.size() != 2)
+      continue;
+    int64_t k = step.transB ? rhs.shape[1] : rhs.shape[0];
+    rhs.initScale = std::min(rhs.initScale, 1.0 / std::sqrt(double(k)));
+  }
+
   if (explicitSync)
     plan.numEvents = std::max<int64_t>(
         maxEvent + 1,

@@ -347,12 +347,27 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     x.inputMemory.push_back(p);
     x.bufferPtr[b] = static_cast<char *>(p);
   }
-  if (!x.allocate(&x.arena, x.plan.arenaBytes, "the arena", error))
-    return nullptr;
-  for (size_t b = 0; b < x.plan.buffers.size(); ++b)
-    if (x.plan.buffers[b].role == Buffer::Role::Temp)
-      x.bufferPtr[b] = static_cast<char *>(x.arena) +
-                       std::max<int64_t>(x.plan.buffers[b].arenaOffset, 0);
+  if (options.separateBuffers) {
+    // Debugging: every temp in an allocation of its own, so that memory
+    // checkers see an out-of-bounds write instead of a neighbour's bytes.
+    for (size_t b = 0; b < x.plan.buffers.size(); ++b) {
+      if (x.plan.buffers[b].role != Buffer::Role::Temp)
+        continue;
+      void *p;
+      if (!x.allocate(&p, std::max<int64_t>(x.plan.buffers[b].bytes(), 1),
+                      "buffer '" + x.plan.buffers[b].name + "'", error))
+        return nullptr;
+      x.inputMemory.push_back(p);
+      x.bufferPtr[b] = static_cast<char *>(p);
+    }
+  } else {
+    if (!x.allocate(&x.arena, x.plan.arenaBytes, "the arena", error))
+      return nullptr;
+    for (size_t b = 0; b < x.plan.buffers.size(); ++b)
+      if (x.plan.buffers[b].role == Buffer::Role::Temp)
+        x.bufferPtr[b] = static_cast<char *>(x.arena) +
+                         std::max<int64_t>(x.plan.buffers[b].arenaOffset, 0);
+  }
   for (size_t b = 0; b < x.plan.buffers.size(); ++b)
     if (x.plan.buffers[b].role == Buffer::Role::View)
       x.bufferPtr[b] =
@@ -446,8 +461,8 @@ bool Executor::initialiseInputs(uint64_t seed, std::string &error) {
   for (size_t i = 0; i < x.plan.inputs.size(); ++i) {
     int64_t b = x.plan.inputs[i];
     const Buffer &buf = x.plan.buffers[b];
-    if (!launchFill(x.bufferPtr[b], buf.type, buf.elements(), seed + i, 1.0f, s,
-                    error)) {
+    if (!launchFill(x.bufferPtr[b], buf.type, buf.elements(), seed + i,
+                    static_cast<float>(buf.initScale), s, error)) {
       error = "initialising input " + std::to_string(i) + ": " + error;
       return false;
     }
@@ -638,10 +653,12 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
       outBytes.push_back(plan.buffers[b].bytes());
       outTypes.push_back(plan.buffers[b].type);
     }
+    DType input0Type =
+        s.inputs.empty() ? DType::F32 : plan.buffers[s.inputs[0]].type;
     return launchOpaque(
-        ins.data(), inBytes.data(), static_cast<int>(ins.size()), outs.data(),
-        outBytes.data(), outTypes.data(), static_cast<int>(outs.size()),
-        s.declaredBytes, stream, error);
+        ins.data(), inBytes.data(), static_cast<int>(ins.size()), input0Type,
+        outs.data(), outBytes.data(), outTypes.data(),
+        static_cast<int>(outs.size()), s.declaredBytes, stream, error);
   }
   case StepKind::Slice:
   case StepKind::Concat:

@@ -814,19 +814,13 @@ __global__ void readSweepKernel(SweepRegions regions, int64_t sweepChunks) {
   }
 }
 
-/// Output element j of an opaque op: the 16-bit word j (cyclically) of input
-/// 0 mapped to [-1, 1), or 0 without input 0.
-template <typename T>
-__global__ void opaqueGenerateKernel(const unsigned char *input,
-                                     int64_t inputWords, T *out,
-                                     int64_t count) {
+/// Output element j of an opaque op: element j (cyclically) of input 0,
+/// converted, or 0 without input 0.
+template <typename TIn, typename T>
+__global__ void opaqueGenerateKernel(const TIn *input, int64_t inputCount,
+                                     T *out, int64_t count) {
   for (int64_t j = gridThread(); j < count; j += gridThreads()) {
-    float value = 0.0f;
-    if (inputWords > 0) {
-      int64_t w = j % inputWords;
-      unsigned word = input[2 * w] | (unsigned(input[2 * w + 1]) << 8);
-      value = (static_cast<float>(word) - 32768.0f) * (1.0f / 32768.0f);
-    }
+    float value = inputCount > 0 ? toFloat(input[j % inputCount]) : 0.0f;
     out[j] = fromFloat<T>(value);
   }
 }
@@ -1143,7 +1137,7 @@ OpaqueTraffic planOpaqueTraffic(const int64_t *inputBytes, int numInputs,
 } // namespace detail
 
 bool launchOpaque(const void *const *inputs, const int64_t *inputBytes,
-                  int numInputs, void *const *outputs,
+                  int numInputs, DType input0Type, void *const *outputs,
                   const int64_t *outputBytes, DType const *outputTypes,
                   int numOutputs, int64_t declaredBytes, cudaStream_t stream,
                   std::string &error) {
@@ -1158,17 +1152,21 @@ bool launchOpaque(const void *const *inputs, const int64_t *inputBytes,
       return fail(error, "launchOpaque: output " + std::to_string(o) +
                              " is null or has a negative size");
 
-  const unsigned char *input0 =
-      numInputs > 0 ? static_cast<const unsigned char *>(inputs[0]) : nullptr;
-  int64_t inputWords = numInputs > 0 ? inputBytes[0] / 2 : 0;
+  const void *input0 = numInputs > 0 ? inputs[0] : nullptr;
+  int64_t inputCount =
+      numInputs > 0 ? inputBytes[0] / dtypeBytes(input0Type) : 0;
   for (int o = 0; o < numOutputs; ++o) {
     int64_t count = outputBytes[o] / dtypeBytes(outputTypes[o]);
     if (count == 0)
       continue;
     withType(outputTypes[o], [&](auto tag) {
       using T = typename decltype(tag)::type;
-      opaqueGenerateKernel<T><<<gridFor(count), kThreads, 0, stream>>>(
-          input0, inputWords, static_cast<T *>(outputs[o]), count);
+      withType(input0Type, [&](auto inTag) {
+        using TIn = typename decltype(inTag)::type;
+        opaqueGenerateKernel<TIn, T><<<gridFor(count), kThreads, 0, stream>>>(
+            static_cast<const TIn *>(input0), inputCount,
+            static_cast<T *>(outputs[o]), count);
+      });
     });
     if (!checkLaunch("launchOpaque (opaqueGenerateKernel)", error))
       return false;

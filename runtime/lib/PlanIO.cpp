@@ -362,6 +362,9 @@ bool readBuffer(const json &j, const std::string &path, Buffer &buffer,
   r.integer("view_of", buffer.viewOf, buffer.role == Buffer::Role::View, 0);
   r.integer("view_offset", buffer.viewOffset, false, 0);
   r.integer("arena_offset", buffer.arenaOffset, false, 0);
+  r.number("init_scale", buffer.initScale, false);
+  if (!r.failed() && !(buffer.initScale > 0))
+    r.fail("init_scale", "must be a number > 0");
   r.finish();
   return !r.failed();
 }
@@ -406,6 +409,8 @@ std::string writePlanJson(const Plan &plan) {
     }
     if (b.role == Buffer::Role::Temp && b.arenaOffset >= 0)
       jb["arena_offset"] = b.arenaOffset;
+    if (b.role == Buffer::Role::Input && b.initScale != 1.0)
+      jb["init_scale"] = b.initScale;
     buffers.push_back(jb);
   }
   j["buffers"] = buffers;

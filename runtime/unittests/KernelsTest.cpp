@@ -837,12 +837,16 @@ void KernelsTest::checkAttention(const AttentionArgs &args,
 
 std::vector<double> opaqueExpected(const std::vector<uint8_t> &input0,
                                    DType type, int64_t count) {
+  // Element j of input 0 (bf16 here), cyclically, rounded to `type`.
   std::vector<double> values(count, 0.0);
-  int64_t words = static_cast<int64_t>(input0.size()) / 2;
-  for (int64_t j = 0; words > 0 && j < count; ++j) {
-    int64_t w = j % words;
-    unsigned word = input0[2 * w] | (unsigned(input0[2 * w + 1]) << 8);
-    values[j] = roundTo(type, (float(word) - 32768.0f) / 32768.0f);
+  int64_t elements = static_cast<int64_t>(input0.size()) / 2;
+  for (int64_t j = 0; elements > 0 && j < count; ++j) {
+    int64_t e = j % elements;
+    uint32_t bits =
+        (uint32_t(input0[2 * e]) | (uint32_t(input0[2 * e + 1]) << 8)) << 16;
+    float v;
+    std::memcpy(&v, &bits, 4);
+    values[j] = roundTo(type, v);
   }
   return values;
 }
@@ -860,8 +864,9 @@ TEST_F(KernelsTest, OpaqueIsDeterministicFunctionOfInputZero) {
   DType outputTypes[] = {DType::F32, DType::BF16};
   // Much more traffic than the outputs: the read sweep cycles over inputs.
   const int64_t declared = 64 << 20;
-  ASSERT_TRUE(launchOpaque(inputs, inputBytes, 2, outputs, outputBytes,
-                           outputTypes, 2, declared, stream, error))
+  ASSERT_TRUE(launchOpaque(inputs, inputBytes, 2, DType::BF16, outputs,
+                           outputBytes, outputTypes, 2, declared, stream,
+                           error))
       << error;
   expectClose(out0.values(DType::F32),
               opaqueExpected(in0Bytes, DType::F32, 777), 0, 0, "out0");
@@ -871,16 +876,18 @@ TEST_F(KernelsTest, OpaqueIsDeterministicFunctionOfInputZero) {
   EXPECT_EQ(in1Bytes, dIn1.download()) << "inputs are read-only";
 
   std::vector<uint8_t> bits0 = out0.download(), bits1 = out1.download();
-  ASSERT_TRUE(launchOpaque(inputs, inputBytes, 2, outputs, outputBytes,
-                           outputTypes, 2, declared, stream, error))
+  ASSERT_TRUE(launchOpaque(inputs, inputBytes, 2, DType::BF16, outputs,
+                           outputBytes, outputTypes, 2, declared, stream,
+                           error))
       << error;
   EXPECT_EQ(bits0, out0.download());
   EXPECT_EQ(bits1, out1.download());
 
   // Without inputs every output is zero (the sweep then reads the outputs).
   ASSERT_EQ(cudaMemset(out0.get(), 0xff, out0.bytes()), cudaSuccess);
-  ASSERT_TRUE(launchOpaque(nullptr, nullptr, 0, outputs, outputBytes,
-                           outputTypes, 2, declared, stream, error))
+  ASSERT_TRUE(launchOpaque(nullptr, nullptr, 0, DType::BF16, outputs,
+                           outputBytes, outputTypes, 2, declared, stream,
+                           error))
       << error;
   expectClose(out0.values(DType::F32), std::vector<double>(777, 0.0), 0, 0,
               "out0 without inputs");

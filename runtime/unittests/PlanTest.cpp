@@ -97,6 +97,7 @@ TEST(PlanTest, JsonRoundTripKeepsEveryField) {
   plan.prediction = p;
   plan.steps[0].predictedStartUs = 0;
   plan.steps[0].predictedDurationUs = 3.25;
+  plan.buffers[1].initScale = 0.125;
   std::string text = writePlanJson(plan);
   std::string error;
   std::optional<Plan> back = parsePlan(text, "mem", error);
@@ -111,6 +112,8 @@ TEST(PlanTest, JsonRoundTripKeepsEveryField) {
   ASSERT_TRUE(back->prediction);
   EXPECT_DOUBLE_EQ(back->prediction->spanUs, 12.5);
   EXPECT_EQ(back->arenaBytes, plan.arenaBytes);
+  EXPECT_DOUBLE_EQ(back->buffers[1].initScale, 0.125);
+  EXPECT_DOUBLE_EQ(back->buffers[0].initScale, 1.0);
 }
 
 std::string parseError(const std::string &text) {
@@ -142,6 +145,9 @@ TEST(PlanTest, ParseErrorsNameTheField) {
   EXPECT_EQ(parseError(replace("\"dtype\": \"bf16\"", "\"dtype\": \"f8\"")),
             "p.json.buffers[0].dtype: unknown element type 'f8' (expected "
             "bf16, f16 or f32)");
+  EXPECT_EQ(parseError(replace("\"name\": \"b1\"",
+                               "\"init_scale\": 0, \"name\": \"b1\"")),
+            "p.json.buffers[1].init_scale: must be a number > 0");
   EXPECT_EQ(parseError(replace("\"kind\": \"matmul\"", "\"kind\": \"conv\"")),
             "p.json.steps[0].kind: unknown value 'conv'");
 }

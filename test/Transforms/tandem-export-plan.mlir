@@ -46,6 +46,9 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // REF-NEXT:   "shape": [
 // REF-NEXT:    512,
 // REF-NEXT:    1024
+// GEMM weights are initialised at 1/sqrt(K): K = 1024 for %w1.
+// REF:        "init_scale": 0.03125,
+// REF-NEXT:   "name": "arg1",
 // REF:        "format": "tandem-plan",
 // REF-NEXT:  "format_version": 1,
 // REF-NEXT:  "function": "layer",
@@ -70,7 +73,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // REF:         "stream": 0
 // REF:         "kind": "matmul",
 // REF-NEXT:    "label": "l0.fc1",
-// REF-NEXT:    "loc": "loc(\"{{.*}}tandem-export-plan.mlir\":[[@LINE-42]]:10)",
+// REF-NEXT:    "loc": "loc(\"{{.*}}tandem-export-plan.mlir\":[[@LINE-45]]:10)",
 // REF:         "role": "fprop",
 // REF-NEXT:    "sm_target": 0,
 // REF-NEXT:    "stream": 0,

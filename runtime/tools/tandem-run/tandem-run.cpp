@@ -64,6 +64,8 @@ void printHelp(std::FILE *out) {
       "                          timing)\n"
       "  --sync-each-step        synchronise after every step (debugging: an\n"
       "                          execution error then names its op)\n"
+      "  --separate-buffers      one allocation per buffer instead of the\n"
+      "                          planned arena (debugging, with memcheck)\n"
       "  --timeout S             abort if a step takes longer (default 300)\n"
       "  --seed S                input seed (default 1)\n"
       "  --device D              first GPU to use (default 0)\n"
@@ -77,6 +79,7 @@ struct Options {
   std::string planPath, referencePath, tracePath, jsonPath;
   int warmup = 3, iters = 10, gpus = 0, device = 0, standinRank = 0;
   bool standin = false, check = false, graph = false, syncEach = false;
+  bool separateBuffers = false;
   double timeout = 300;
   uint64_t seed = 1;
 };
@@ -157,6 +160,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.graph = true;
     } else if (a == "--sync-each-step") {
       o.syncEach = true;
+    } else if (a == "--separate-buffers") {
+      o.separateBuffers = true;
     } else if (a == "--reference") {
       const char *v = value("--reference");
       if (!v)
@@ -271,6 +276,7 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
   eo.communicatorIds = ids;
   eo.timeSteps = timeSteps && !o.graph;
   eo.syncEachStep = o.syncEach;
+  eo.separateBuffers = o.separateBuffers;
   eo.cudaGraph = o.graph;
   eo.timeoutSeconds = o.timeout;
   std::string error;
@@ -391,7 +397,9 @@ std::vector<Comparison> compare(const Plan &plan, const Plan &reference,
       c.maxAbs = std::max(c.maxAbs, std::fabs(d));
     }
     c.relL2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-    double tol = a.type == DType::F32   ? 1e-4
+    // f32 matmuls run as TF32 (10-bit mantissa), like bf16's 8 and f16's
+    // 11: the bounds allow a few roundings' worth of drift per output.
+    double tol = a.type == DType::F32   ? 1e-3
                  : a.type == DType::F16 ? 5e-3
                                         : 1e-2;
     c.ok = wantBitwise ? c.bitwise : (c.nonFinite == 0 && c.relL2 <= tol);
@@ -674,7 +682,7 @@ int main(int argc, char **argv) {
     std::printf("  check: %s (%s)\n", allOk ? "PASSED" : "FAILED",
                 bitwise ? "bitwise: the plan only reorders and overlaps"
                         : ("tolerance rel_l2 <= 1e-2 bf16 / 5e-3 f16 / "
-                           "1e-4 f32: " +
+                           "1e-3 f32 (TF32): " +
                            why)
                               .c_str());
     if (!allOk)

@@ -66,6 +66,11 @@ struct ExecutorOptions {
   bool timeSteps = false;
   /// Synchronise after every step so that an execution error names its op.
   bool syncEachStep = false;
+  /// Debugging: give every temporary buffer its own allocation instead of
+  /// its arena slot (no reuse), so that compute-sanitizer's memcheck reports
+  /// a kernel writing past its output instead of silently hitting another
+  /// buffer's bytes.
+  bool separateBuffers = false;
   /// Capture the step in a CUDA graph and replay it.
   bool cudaGraph = false;
   /// A step that has not finished after this many seconds aborts the

@@ -111,10 +111,12 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
 
 /// Stands for compute Tandem does not model: reads the inputs and writes
 /// every output so that `declaredBytes` bytes in total cross HBM (at least
-/// each output once). Output element j of output o is a deterministic
-/// function of input 0's bytes (zeros if there are no inputs).
+/// each output once). Output element j of output o is element (j mod n) of
+/// input 0 (n elements of `input0Type`), converted to the output type, or 0
+/// without inputs: a continuous function of the input, so that a rounding
+/// difference upstream stays a rounding difference downstream.
 bool launchOpaque(const void *const *inputs, const int64_t *inputBytes,
-                  int numInputs, void *const *outputs,
+                  int numInputs, DType input0Type, void *const *outputs,
                   const int64_t *outputBytes, DType const *outputTypes,
                   int numOutputs, int64_t declaredBytes, cudaStream_t stream,
                   std::string &error);

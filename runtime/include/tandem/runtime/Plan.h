@@ -98,6 +98,10 @@ struct Buffer {
   int64_t viewOffset = 0;
   /// Temp: byte offset in the arena, set by planMemory (-1 = unplanned).
   int64_t arenaOffset = -1;
+  /// Input: initial values are uniform in [-initScale, initScale). The
+  /// lowering gives a GEMM weight (K rows of reduction) 1/sqrt(K), so that
+  /// activations stay O(1) through the step, as in a trained model.
+  double initScale = 1.0;
 
   int64_t elements() const;
   int64_t bytes() const { return elements() * dtypeBytes(type); }
