@@ -224,10 +224,16 @@ def main(argv):
 
     gqa_kw = {}
     if kv_local != q_local:
-        import inspect
-        if "enable_gqa" in inspect.signature(
-                F.scaled_dot_product_attention).parameters:
+        # scaled_dot_product_attention is a builtin without an introspectable
+        # signature: probe `enable_gqa` (PyTorch >= 2.5) with a tiny call.
+        try:
+            probe = torch.zeros(1, 2, 1, 8, device=dev, dtype=dt)
+            probe_kv = torch.zeros(1, 1, 1, 8, device=dev, dtype=dt)
+            F.scaled_dot_product_attention(probe, probe_kv, probe_kv,
+                                           enable_gqa=True)
             gqa_kw = {"enable_gqa": True}
+        except TypeError:
+            gqa_kw = {}
 
     def attention(qkv):
         s = qkv.shape[0]
