@@ -71,9 +71,25 @@ run_example() {
     --mlir-print-op-on-diagnostic=false --tandem-overlap \
     --tandem-simulate="summary=true report=$out/after.json trace=$out/after-trace.json"
   echo
+  echo "== execution plans for the runtime (reference and scheduled)"
+  # Only the remark's text: the location line would echo the signature.
+  "$BUILD_DIR/bin/tandem-opt" "$step" -o /dev/null \
+    --mlir-print-op-on-diagnostic=false \
+    --tandem-export-plan="file=$out/reference-plan.json" 2>&1 |
+    sed -n -e 's/.*remark: /reference /p' -e '/error:/p'
+  "$BUILD_DIR/bin/tandem-opt" "$out/scheduled.mlir" -o /dev/null \
+    --mlir-print-op-on-diagnostic=false \
+    --tandem-export-plan="file=$out/plan.json" 2>&1 |
+    sed -n -e 's/.*remark: /scheduled /p' -e '/error:/p'
+  echo
   echo "IR:      $step -> $out/scheduled.mlir"
   echo "reports: $out/before.json $out/after.json"
   echo "traces:  $out/before-trace.json $out/after-trace.json (open in https://ui.perfetto.dev)"
+  echo "plans:   $out/reference-plan.json $out/plan.json"
+  if [ -x "$BUILD_DIR/bin/tandem-run" ]; then
+    echo "         on a GPU machine (one rank's program, stand-in collectives):"
+    echo "         $BUILD_DIR/bin/tandem-run $out/plan.json --standin-collectives --check --reference $out/reference-plan.json"
+  fi
 }
 
 run_tests() {
