@@ -214,16 +214,21 @@ void mlir::tandem::applyStreamAssignment(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    op.setAttr(kStreamAttrName,
-               builder.getI64IntegerAttr(assignment.streams.lookup(&op)));
-    op.removeAttr(kRecordEventAttrName);
-    op.removeAttr(kWaitEventsAttrName);
+    // One new attribute dictionary per op (each setAttr would unique one).
+    // The raw dictionary is what setDiscardableAttrs replaces, with or
+    // without properties storage.
+    NamedAttrList attrs(op.getRawDictionaryAttrs());
+    attrs.set(kStreamAttrName,
+              builder.getI64IntegerAttr(assignment.streams.lookup(&op)));
+    attrs.erase(kRecordEventAttrName);
+    attrs.erase(kWaitEventsAttrName);
     if (auto it = assignment.recordEvent.find(&op);
         it != assignment.recordEvent.end())
-      op.setAttr(kRecordEventAttrName, builder.getI64IntegerAttr(it->second));
+      attrs.set(kRecordEventAttrName, builder.getI64IntegerAttr(it->second));
     if (auto it = assignment.waitEvents.find(&op);
         it != assignment.waitEvents.end())
-      op.setAttr(kWaitEventsAttrName, builder.getDenseI64ArrayAttr(it->second));
+      attrs.set(kWaitEventsAttrName, builder.getDenseI64ArrayAttr(it->second));
+    op.setDiscardableAttrs(attrs.getDictionary(op.getContext()));
   }
   func->setAttr(kNumStreamsAttrName,
                 builder.getI64IntegerAttr(assignment.streams.numStreams()));
