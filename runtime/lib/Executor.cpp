@@ -476,7 +476,6 @@ bool Executor::initialiseInputs(uint64_t seed, std::string &error) {
 bool Executor::Impl::launchLayout(size_t index, cudaStream_t stream,
                                   std::string &error) {
   const Step &s = plan.steps[index];
-  const Buffer &out = plan.buffers[s.outputs[0]];
   char *dst = bufferPtr[s.outputs[0]];
   if (s.kind == StepKind::Slice) {
     const Buffer &in = plan.buffers[s.inputs[0]];
@@ -501,7 +500,6 @@ bool Executor::Impl::launchLayout(size_t index, cudaStream_t stream,
   int64_t rank = 0;
   if (s.kind == StepKind::RingConcat)
     rank = options.rank % plan.groups[s.group].size;
-  (void)out;
   for (int64_t k = 0; k < n; ++k) {
     // Concat: input k is block k within every group of n blocks.
     // RingConcat: input k came from rank (rank - k) mod n.
@@ -582,7 +580,7 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
   };
   switch (s.kind) {
   case StepKind::Matmul: {
-    const Buffer &a = in(0), &b = in(1), &c = plan.buffers[s.outputs[0]];
+    const Buffer &a = in(0), &c = plan.buffers[s.outputs[0]];
     MatmulArgs args;
     args.m = c.shape[0];
     args.n = c.shape[1];
@@ -592,7 +590,6 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
     args.abType = a.type;
     args.cType = c.type;
     args.smTarget = static_cast<int>(s.smTarget);
-    (void)b;
     return launchMatmul(blasPerStream[s.stream], args, ptr(s.inputs[0]),
                         ptr(s.inputs[1]), ptr(s.outputs[0]), stream, error);
   }

@@ -6,6 +6,7 @@
 
 #include "tandem/runtime/Format.h"
 
+#include <cstdio>
 #include <string>
 
 namespace tandem {
@@ -73,6 +74,23 @@ std::string formatGiB(std::uint64_t bytes) {
 
 std::string formatComputeCapability(int major, int minor) {
   return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+std::string jsonQuote(const std::string &s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
 }
 
 } // namespace runtime

@@ -173,12 +173,11 @@ std::string planMemory(Plan &plan, MemoryPlanStats *stats) {
         for (size_t s = 0; s < lastStepOfStream.size() && permanent; ++s) {
           if (lastStepOfStream[s] <= step)
             continue;
+          // The current step is dead-checked above; a stream with no step
+          // yet may still start one that is not ordered after the accesses.
           int64_t latest = latestStepOfStream[s];
-          permanent =
-              latest >= 0 && latest != step
-                  ? deadAt(acc[a.buffer], hb, latest) &&
-                        plan.steps[latest].stream == static_cast<int64_t>(s)
-                  : latest == step;
+          permanent = latest == step ||
+                      (latest >= 0 && deadAt(acc[a.buffer], hb, latest));
         }
         if (!permanent)
           kept.push_back(a);

@@ -97,4 +97,10 @@ TEST(FormatTest, FormatComputeCapability) {
   EXPECT_EQ(formatComputeCapability(12, 1), "sm_121");
 }
 
+TEST(FormatTest, JsonQuoteEscapesQuotesBackslashesAndControls) {
+  EXPECT_EQ(jsonQuote("plain"), "\"plain\"");
+  EXPECT_EQ(jsonQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(jsonQuote(std::string("x\ny\x01")), "\"x\\u000ay\\u0001\"");
+}
+
 } // namespace

@@ -40,6 +40,18 @@ using namespace mlir::tandem;
 using namespace mlir::tandem::fit;
 namespace cl = llvm::cl;
 
+/// The `--target` preset, or null with `error` listing the known ones.
+static TargetAttr lookupTarget(MLIRContext &context, llvm::StringRef name,
+                               std::string &error) {
+  TargetAttr target = TargetAttr::getPreset(&context, name);
+  if (!target) {
+    llvm::raw_string_ostream os(error);
+    os << "unknown --target '" << name << "'; known presets: ";
+    llvm::interleaveComma(TargetAttr::getPresetNames(), os);
+  }
+  return target;
+}
+
 /// Writes `path` through `write`; false (with `error`) if it cannot be
 /// opened.
 static bool writeFile(llvm::StringRef path, std::string &error,
@@ -520,14 +532,10 @@ static int fitCollectiveMeasurements(StringRef text) {
 
   MLIRContext context;
   context.getOrLoadDialect<TandemDialect>();
-  TargetAttr target = TargetAttr::getPreset(&context, targetName);
-  if (!target) {
-    std::string known;
-    llvm::raw_string_ostream os(known);
-    llvm::interleaveComma(TargetAttr::getPresetNames(), os);
-    return fail("unknown --target '" + targetName +
-                "'; known presets: " + known);
-  }
+  std::string targetError;
+  TargetAttr target = lookupTarget(context, targetName, targetError);
+  if (!target)
+    return fail(targetError);
   GpuSpec spec = GpuSpec::fromAttr(target);
   ContentionTable table = ContentionTable::defaults();
   CommParams comm;
@@ -651,14 +659,10 @@ int main(int argc, char **argv) {
 
   MLIRContext context;
   context.getOrLoadDialect<TandemDialect>();
-  TargetAttr target = TargetAttr::getPreset(&context, targetName);
-  if (!target) {
-    std::string known;
-    llvm::raw_string_ostream os(known);
-    llvm::interleaveComma(TargetAttr::getPresetNames(), os);
-    return fail("unknown --target '" + targetName +
-                "'; known presets: " + known);
-  }
+  std::string targetError;
+  TargetAttr target = lookupTarget(context, targetName, targetError);
+  if (!target)
+    return fail(targetError);
   GpuSpec targetSpec = GpuSpec::fromAttr(target);
   if (raw->deviceSms != targetSpec.smCount)
     return fail(llvm::Twine(inputFilename) + ": the device has " +

@@ -271,23 +271,6 @@ Work copyWork(Device &d, int64_t elements, int count) {
 // JSON output
 //===----------------------------------------------------------------------===//
 
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -456,20 +439,19 @@ int main(int argc, char **argv) {
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  json += "  \"date\": " + jsonString(date) + ",\n";
-  json +=
-      "  \"device\": {\"name\": " + jsonString(info.name) +
-      ", \"sms\": " + std::to_string(d.sms) + ", \"compute_capability\": " +
-      jsonString(std::to_string(info.computeMajor) + "." +
-                 std::to_string(info.computeMinor)) +
-      ", \"memory_bytes\": " + std::to_string(info.totalMemoryBytes) +
-      ", \"cuda_runtime\": " +
-      jsonString(formatCudaVersion(env.cudaRuntimeVersion)) +
-      ", \"cuda_driver\": " +
-      jsonString(formatCudaVersion(env.cudaDriverVersion)) +
-      ", \"cublaslt\": " +
-      jsonString(formatVersion(decodeCublasLtVersion(env.cublasLtVersion))) +
-      "},\n";
+  json += "  \"date\": " + jsonQuote(date) + ",\n";
+  json += "  \"device\": {\"name\": " + jsonQuote(info.name) +
+          ", \"sms\": " + std::to_string(d.sms) + ", \"compute_capability\": " +
+          jsonQuote(std::to_string(info.computeMajor) + "." +
+                    std::to_string(info.computeMinor)) +
+          ", \"memory_bytes\": " + std::to_string(info.totalMemoryBytes) +
+          ", \"cuda_runtime\": " +
+          jsonQuote(formatCudaVersion(env.cudaRuntimeVersion)) +
+          ", \"cuda_driver\": " +
+          jsonQuote(formatCudaVersion(env.cudaDriverVersion)) +
+          ", \"cublaslt\": " +
+          jsonQuote(formatVersion(decodeCublasLtVersion(env.cublasLtVersion))) +
+          "},\n";
   json += "  \"settings\": {\"quick\": " +
           std::string(opt.quick ? "true" : "false") +
           ", \"reps\": " + std::to_string(d.reps) +

@@ -490,23 +490,6 @@ void rankMain(const Options &o, int world, const std::vector<ncclUniqueId> &ids,
   cleanup(false);
 }
 
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string num(double v, const char *format = "%.3f") {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
@@ -521,7 +504,7 @@ double median(std::vector<double> v) {
 
 std::string envOrNull(const char *name) {
   const char *v = std::getenv(name);
-  return v ? jsonString(v) : "null";
+  return v ? jsonQuote(v) : "null";
 }
 
 } // namespace
@@ -618,19 +601,19 @@ int main(int argc, char **argv) {
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  json += "  \"date\": " + jsonString(date) + ",\n";
+  json += "  \"date\": " + jsonQuote(date) + ",\n";
   json += "  \"nccl_version\": " +
-          jsonString(formatVersion(decodeNcclVersion(env.ncclVersion))) +
+          jsonQuote(formatVersion(decodeNcclVersion(env.ncclVersion))) +
           ",\n  \"cuda_runtime\": " +
-          jsonString(formatCudaVersion(env.cudaRuntimeVersion)) +
+          jsonQuote(formatCudaVersion(env.cudaRuntimeVersion)) +
           ",\n  \"cuda_driver\": " +
-          jsonString(formatCudaVersion(env.cudaDriverVersion)) + ",\n";
+          jsonQuote(formatCudaVersion(env.cudaDriverVersion)) + ",\n";
   json += "  \"ranks\": " + std::to_string(o.gpus) + ",\n  \"devices\": [";
   for (int d = o.device; d < o.device + o.gpus; ++d) {
     const DeviceInfo &info = env.devices[d];
     json += std::string(d == o.device ? "\n" : ",\n") +
             "    {\"index\": " + std::to_string(d) +
-            ", \"name\": " + jsonString(info.name) +
+            ", \"name\": " + jsonQuote(info.name) +
             ", \"sms\": " + std::to_string(info.smCount) + "}";
   }
   json += "\n  ],\n";
@@ -669,7 +652,7 @@ int main(int argc, char **argv) {
             collName(c.coll) + "\", \"bytes\": " + std::to_string(c.bytes) +
             ", \"count\": " + std::to_string(c.count) +
             ", \"ctas\": " + std::to_string(c.ctas) +
-            ", \"algorithm\": " + jsonString(algo ? algo : "auto") +
+            ", \"algorithm\": " + jsonQuote(algo ? algo : "auto") +
             ", \"time_us\": " + num(us) + ", \"algbw_gbps\": " + num(algbw) +
             ", \"busbw_gbps\": " + num(busbw) + "}";
     first = false;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/runtime/Executor.h"
+#include "tandem/runtime/Format.h"
 #include "tandem/runtime/Plan.h"
 
 #include <cuda_runtime_api.h>
@@ -408,22 +409,6 @@ std::vector<Comparison> compare(const Plan &plan, const Plan &reference,
   return out;
 }
 
-std::string jsonEscape(const std::string &s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-      continue;
-    }
-    o += c;
-  }
-  return o;
-}
-
 bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
                 int rank) {
   std::ofstream out(path);
@@ -441,18 +426,19 @@ bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
       break;
     sep();
     out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
-        << ",\"args\":{\"name\":\"" << (pid == 0 ? "measured @" : "predicted @")
-        << jsonEscape(plan.function)
-        << (pid == 0 ? " rank " + std::to_string(rank) : std::string())
-        << "\"}}";
+        << ",\"args\":{\"name\":"
+        << jsonQuote(
+               (pid == 0 ? "measured @" : "predicted @") + plan.function +
+               (pid == 0 ? " rank " + std::to_string(rank) : std::string()))
+        << "}}";
     for (int64_t s = 0; s < plan.numStreams; ++s) {
       sep();
       out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid
-          << ",\"tid\":" << s << ",\"args\":{\"name\":\""
-          << jsonEscape(s < static_cast<int64_t>(plan.streamNames.size())
-                            ? plan.streamNames[s]
-                            : "stream " + std::to_string(s))
-          << "\"}}";
+          << ",\"tid\":" << s << ",\"args\":{\"name\":"
+          << jsonQuote(s < static_cast<int64_t>(plan.streamNames.size())
+                           ? plan.streamNames[s]
+                           : "stream " + std::to_string(s))
+          << "}}";
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const Step &st = plan.steps[i];
@@ -470,7 +456,7 @@ bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
       }
       sep();
       std::string name = st.name + (st.label.empty() ? "" : " " + st.label);
-      out << "{\"ph\":\"X\",\"name\":\"" << jsonEscape(name) << "\",\"cat\":\""
+      out << "{\"ph\":\"X\",\"name\":" << jsonQuote(name) << ",\"cat\":\""
           << stepKindName(st.kind) << "\",\"pid\":" << pid
           << ",\"tid\":" << st.stream << ",\"ts\":" << ts << ",\"dur\":" << dur
           << ",\"args\":{\"step\":" << i << "}}";
@@ -701,7 +687,7 @@ int main(int argc, char **argv) {
   }
   if (print && !o.jsonPath.empty()) {
     std::ofstream out(o.jsonPath);
-    out << "{\n \"plan\": \"" << jsonEscape(o.planPath) << "\",\n"
+    out << "{\n \"plan\": " << jsonQuote(o.planPath) << ",\n"
         << " \"mode\": \"" << (o.standin ? "standin" : "nccl") << "\",\n"
         << " \"ranks\": " << (o.standin ? 1 : world) << ",\n"
         << " \"median_step_us\": " << med << ",\n"

@@ -62,6 +62,10 @@ std::string formatGiB(std::uint64_t bytes);
 /// (9, 0) -> "sm_90", (10, 0) -> "sm_100".
 std::string formatComputeCapability(int major, int minor);
 
+/// `s` as a JSON string literal: quoted, with '"', '\\' and control
+/// characters escaped. For the runtime tools' hand-assembled JSON output.
+std::string jsonQuote(const std::string &s);
+
 } // namespace runtime
 } // namespace tandem
 
