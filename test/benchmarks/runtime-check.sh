@@ -1,0 +1,83 @@
+#!/bin/bash
+# Correctness matrix of the runtime on one GPU: every --tandem-overlap
+# strategy, plus forced P2P and chunked pipelines (blocking and async), in
+# bf16 and f32, each run with tandem-run --check against the unscheduled
+# reference; and the one-rank NCCL plan, with threads and (when the runtime
+# was built with MPI) under mpirun.
+#
+#   bash test/benchmarks/runtime-check.sh prepare OUTDIR   # needs tandem-opt
+#   bash test/benchmarks/runtime-check.sh run OUTDIR       # needs a GPU
+#
+# BUILD is the build directory with tandem-opt / tandem-run (default build);
+# MPI_RUN, if set, is a tandem-run built with MPI (e.g. build-runtime/bin/
+# tandem-run) and is also run under `mpirun -n 1`. TP=8 plans run in the
+# single-GPU stand-in mode: their collectives are device copies. Exits 1 if
+# any check fails.
+set -uo pipefail
+mode=${1:?prepare or run}
+out=${2:?output directory}
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")/.." && pwd)
+VARIANTS=(none bulk reschedule pipeline te-preset auto
+          force-p2p force-p2p-async force-chunked force-chunked-async)
+mkdir -p "$out"
+if [ "$mode" = prepare ]; then
+  set -e
+  opt="$BUILD/bin/tandem-opt"
+  sed 's/bf16/f32/g' "$here/runtime/Inputs/small-step.mlir" > "$out/f32.mlir"
+  cp "$here/runtime/Inputs/small-step.mlir" "$out/bf16.mlir"
+  for n in bf16 f32; do
+    ex="function=train_step"
+    "$opt" "$out/$n.mlir" --tandem-export-plan="file=$out/$n-ref.json $ex" -o /dev/null 2>/dev/null
+    for s in none bulk reschedule pipeline te-preset auto; do
+      "$opt" "$out/$n.mlir" --tandem-overlap="strategy=$s" \
+        --tandem-export-plan="file=$out/$n-$s.json $ex" -o /dev/null 2>/dev/null
+    done
+    for m in p2p chunked; do
+      "$opt" "$out/$n.mlir" --tandem-pipeline-collective-matmul="method=$m chunks=4" \
+        --tandem-export-plan="file=$out/$n-force-$m.json $ex" -o /dev/null 2>/dev/null
+      "$opt" "$out/$n.mlir" --tandem-pipeline-collective-matmul="method=$m chunks=4" \
+        --tandem-async-collectives --tandem-bulk-overlap --tandem-assign-streams \
+        --tandem-export-plan="file=$out/$n-force-$m-async.json $ex" -o /dev/null 2>/dev/null
+    done
+  done
+  nc="$here/runtime/Inputs/single-rank-collectives.mlir"
+  "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$nc" --tandem-overlap=strategy=bulk \
+    --tandem-export-plan="file=$out/nccl1-bulk.json" -o /dev/null 2>/dev/null
+  echo "prepared $(ls "$out"/*.json | wc -l) plans in $out"
+elif [ "$mode" = run ]; then
+  export NCCL_NVLS_ENABLE=0
+  run="$BUILD/bin/tandem-run"
+  failed=0
+  check() { # label, tandem-run arguments...
+    local label=$1; shift
+    local line
+    line=$(timeout 120 "$@" 2>&1 | grep -E "^  check:|tandem-run:" | head -1)
+    printf "%-32s %s\n" "$label" "${line:-no check line (exit ${PIPESTATUS[0]})}"
+    case $line in *"check: PASSED"*) ;; *) failed=1 ;; esac
+  }
+  for n in bf16 f32; do
+    for v in "${VARIANTS[@]}"; do
+      check "$n $v" "$run" "$out/$n-$v.json" --standin-collectives \
+        --check --reference "$out/$n-ref.json" --iters 2 --warmup 1
+    done
+  done
+  check "bf16 te-preset rank 5 graph" "$run" "$out/bf16-te-preset.json" \
+    --standin-collectives --standin-rank 5 --graph \
+    --check --reference "$out/bf16-ref.json" --iters 3
+  check "one-rank NCCL (threads)" "$run" "$out/nccl1-bulk.json" \
+    --check --reference "$out/nccl1-ref.json" --iters 3
+  if [ -n "${MPI_RUN:-}" ]; then
+    check "one-rank NCCL (mpirun -n 1)" mpirun --allow-run-as-root -n 1 \
+      -x NCCL_NVLS_ENABLE=0 "$MPI_RUN" "$out/nccl1-bulk.json" \
+      --check --reference "$out/nccl1-ref.json" --iters 3
+  else
+    echo "one-rank NCCL (mpirun)           skipped: set MPI_RUN to a tandem-run built with MPI"
+  fi
+  [ $failed = 0 ] && echo "all checks passed" || echo "SOME CHECKS FAILED"
+  exit $failed
+else
+  echo "unknown mode '$mode' (prepare or run)" >&2
+  exit 2
+fi
