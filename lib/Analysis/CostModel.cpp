@@ -189,7 +189,8 @@ static bool parseGpuSection(const llvm::json::Value &value,
                                                    "launch_overhead_us",
                                                    "gemm_tile_m",
                                                    "gemm_tile_n",
-                                                   "gemm_wave_overhead_us"};
+                                                   "gemm_wave_overhead_us",
+                                                   "gemms_hold_sms"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
   if (const llvm::json::Value *device = obj->get("device")) {
@@ -230,6 +231,14 @@ static bool parseGpuSection(const llvm::json::Value &value,
     field = *d;
     return true;
   };
+  if (const llvm::json::Value *v = obj->get("gemms_hold_sms")) {
+    std::optional<bool> b = v->getAsBoolean();
+    if (!b) {
+      error = where + ": \"gemms_hold_sms\" must be true or false";
+      return false;
+    }
+    gpu.gemmsHoldSms = *b;
+  }
   return readInteger("sm_count", gpu.smCount) &&
          readNumber("gemm_efficiency", gpu.gemmEfficiency, true) &&
          readNumber("hbm_efficiency", gpu.hbmEfficiency, true) &&
@@ -387,6 +396,8 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
     spec.gemmTileN = *gpu.gemmTileN;
   if (gpu.gemmWaveOverheadUs)
     spec.gemmWaveOverheadUs = *gpu.gemmWaveOverheadUs;
+  if (gpu.gemmsHoldSms)
+    spec.gemmsHoldSms = *gpu.gemmsHoldSms;
   return true;
 }
 

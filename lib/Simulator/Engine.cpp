@@ -2,6 +2,7 @@
 
 #include "tandem/Simulator/Engine.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,7 +24,19 @@ struct Running {
   unsigned task;
   double remaining = 1.0; ///< Fraction of the work left.
   double rate = 0.0;      ///< Fraction per microsecond.
+  /// Collectives: false while waiting for SMs (SM-residency rule).
+  bool admitted = true;
+  /// GEMMs: whether the kernel occupies every SM its target allows, so that
+  /// a collective launched now finds none free.
+  bool holdsSms = false;
 };
+
+/// Whether GEMM `t`, once it holds its SMs, leaves none for a collective of
+/// `commSms` CTAs.
+bool leavesNoRoom(const Problem &p, const Task &t, int64_t commSms) {
+  return t.kind == TaskKind::Gemm &&
+         (t.smTarget <= 0 || t.smTarget > p.smCount - commSms);
+}
 } // namespace
 
 /// Rates of the running tasks given who runs beside whom.
@@ -35,6 +48,8 @@ static void computeRates(const Problem &problem,
   for (const Running &r : running) {
     const Task &t = problem.tasks[r.task];
     if (t.kind == TaskKind::Collective) {
+      if (!r.admitted)
+        continue;
       commSms += t.commSms;
       ++perFabric[t.fabric];
     } else {
@@ -69,6 +84,10 @@ static void computeRates(const Problem &problem,
         slowdown = c.memorySlowdown;
       break;
     case TaskKind::Collective:
+      if (!r.admitted) {
+        r.rate = 0.0; // Launched, waiting for SMs: no progress.
+        continue;
+      }
       slowdown = perFabric[t.fabric];
       if (computeCount > 0)
         slowdown *= c.commSlowdown;
@@ -126,9 +145,61 @@ std::optional<Result> sim::simulate(const Problem &problem,
           continue;
         }
         streamBusy[s] = true;
-        running.push_back(Running{id});
+        Running r{id};
+        if (t.kind == TaskKind::Collective)
+          r.admitted = false; // Decided below, once this instant's starts
+                              // are known.
+        running.push_back(r);
       }
     }
+    // SM residency (Engine.h): SMs go to kernels in issue order. A GEMM
+    // that gets them while no collective holds any keeps every SM its
+    // target allows until it ends; a GEMM that started beside a collective
+    // takes that collective's SMs when it ends (its CTAs were issued
+    // first). Kernels that became ready at this instant are served in
+    // program order.
+    if (problem.gemmsHoldSms) {
+      bool commResident = false;
+      std::vector<unsigned> arrivals; // Indices into `running`.
+      for (auto [i, r] : llvm::enumerate(running)) {
+        const Task &t = problem.tasks[r.task];
+        if (t.kind == TaskKind::Collective && r.admitted)
+          commResident = true;
+        bool isNew = t.kind == TaskKind::Gemm &&
+                     result.timings[r.task].startUs == now;
+        if (isNew || (t.kind == TaskKind::Collective && !r.admitted))
+          arrivals.push_back(i);
+      }
+      for (Running &r : running)
+        if (problem.tasks[r.task].kind == TaskKind::Gemm)
+          r.holdsSms = result.timings[r.task].startUs < now && !commResident;
+      llvm::sort(arrivals, [&](unsigned a, unsigned b) {
+        return running[a].task < running[b].task;
+      });
+      for (unsigned i : arrivals) {
+        Running &r = running[i];
+        const Task &t = problem.tasks[r.task];
+        if (t.kind == TaskKind::Gemm) {
+          r.holdsSms = !commResident;
+          continue;
+        }
+        bool blocked = std::any_of(
+            running.begin(), running.end(), [&](const Running &g) {
+              return g.holdsSms &&
+                     leavesNoRoom(problem, problem.tasks[g.task], t.commSms);
+            });
+        if (!blocked) {
+          r.admitted = true;
+          result.timings[r.task].admittedUs = now;
+          commResident = true;
+        }
+      }
+    }
+    for (Running &r : running)
+      if (!r.admitted && !problem.gemmsHoldSms) {
+        r.admitted = true;
+        result.timings[r.task].admittedUs = now;
+      }
     if (finished == n)
       break;
     if (running.empty()) {
@@ -149,7 +220,8 @@ std::optional<Result> sim::simulate(const Problem &problem,
     computeRates(problem, running);
     double step = std::numeric_limits<double>::infinity();
     for (const Running &r : running)
-      step = std::min(step, r.remaining / r.rate);
+      if (r.rate > 0.0)
+        step = std::min(step, r.remaining / r.rate);
     now += step;
     std::vector<Running> still;
     for (Running &r : running) {

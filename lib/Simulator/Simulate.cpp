@@ -88,6 +88,7 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
 
   sim::Problem &problem = report.problem;
   problem.smCount = gpu.smCount;
+  problem.gemmsHoldSms = gpu.gemmsHoldSms;
   problem.contention = model.contention();
   problem.streamNames = {"compute"};
   llvm::StringMap<unsigned> commStreamOf;
@@ -376,6 +377,11 @@ void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
     for (auto [id, task] : llvm::enumerate(r.problem.tasks)) {
       const sim::Timing &t = r.result.timings[id];
       double dur = t.endUs - t.startUs;
+      llvm::json::Object args{
+          {"alone_us", task.aloneUs},
+          {"slowdown", task.aloneUs > 0 ? dur / task.aloneUs : 1.0}};
+      if (task.kind == sim::TaskKind::Collective)
+        args["waited_for_sms_us"] = t.admittedUs - t.startUs;
       events.push_back(llvm::json::Object{
           {"ph", "X"},
           {"name", task.name},
@@ -384,10 +390,7 @@ void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
           {"tid", int64_t(task.stream)},
           {"ts", t.startUs},
           {"dur", dur},
-          {"args",
-           llvm::json::Object{
-               {"alone_us", task.aloneUs},
-               {"slowdown", task.aloneUs > 0 ? dur / task.aloneUs : 1.0}}}});
+          {"args", std::move(args)}});
     }
   }
   llvm::json::Object root{{"traceEvents", std::move(events)},

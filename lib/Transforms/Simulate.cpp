@@ -34,7 +34,7 @@ struct SimulatePass : public mlir::tandem::impl::TandemSimulateBase<SimulatePass
     if (failed(model))
       return signalPassFailure();
 
-    SmallVector<SimulationReport> reports;
+    SmallVector<SimulationReport, 1> reports;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;

@@ -16,6 +16,7 @@
 // RUN: tandem-opt %t/tile-m.mlir --tandem-simulate="calibration=%t/tile-m.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/tile-n.mlir --tandem-simulate="calibration=%t/tile-n.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/wave-overhead.mlir --tandem-simulate="calibration=%t/wave-overhead.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/hold-sms.mlir --tandem-simulate="calibration=%t/hold-sms.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/other-gpu.mlir --tandem-simulate="calibration=%t/other-gpu.json" -verify-diagnostics -o /dev/null
 
 //--- model.mlir
@@ -65,7 +66,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": [1], "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- unknown.mlir
-// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us)}}
+// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms)}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -135,6 +136,14 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 
 //--- wave-overhead.json
 {"version": 1, "gpu": {"gemm_wave_overhead_us": "2"}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- hold-sms.mlir
+// expected-error @+1 {{gpu: "gemms_hold_sms" must be true or false}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- hold-sms.json
+{"version": 1, "gpu": {"gemms_hold_sms": 1}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- other-gpu.mlir
 // expected-error @+1 {{gpu: "sm_count" is 304 (the measured device) but target 'h200' has 132 SMs: the calibration does not describe this target}}

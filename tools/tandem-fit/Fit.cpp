@@ -62,6 +62,7 @@ static PairPrediction simulatePair(const CostModel &model,
                                    int64_t commCtas, double copyAloneUs) {
   sim::Problem problem;
   problem.smCount = model.gpu().smCount;
+  problem.gemmsHoldSms = model.gpu().gemmsHoldSms;
   problem.contention = model.contention();
   problem.streamNames = {"compute", "stand-in"};
   for (int64_t i = 0; i < count; ++i) {

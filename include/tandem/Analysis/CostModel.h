@@ -47,6 +47,12 @@ struct GpuSpec {
   /// epilogue of a tile). Not a target field: 0 unless a calibration file
   /// sets it (docs/cost-model.md, "Calibration file").
   double gemmWaveOverheadUs = 0;
+  /// SM residency: a GEMM sized for all SMs keeps a collective launched
+  /// during it (and during GEMMs chained back to back after it) off the
+  /// SMs. Measured with cuBLASLt on the H200 (tandem-calibrate's GEMM +
+  /// stand-in pairs); assumed for the other targets. Not a target field: a
+  /// calibration file may set it ("gemms_hold_sms").
+  bool gemmsHoldSms = true;
 
   static GpuSpec fromAttr(TargetAttr attr);
   /// Dense peak FLOP/s for operands of `elementType`; 0 if unsupported.
@@ -118,6 +124,7 @@ struct GpuCalibration {
   std::optional<double> launchOverheadUs;
   std::optional<int64_t> gemmTileM, gemmTileN;
   std::optional<double> gemmWaveOverheadUs;
+  std::optional<bool> gemmsHoldSms;
 };
 
 /// Communication parameters a calibration measured (the file's optional

@@ -10,7 +10,15 @@
 //    its time follows the wave count on that many SMs;
 //  - compute-bound kernels scale with the SMs they get;
 //  - each side is slowed by the contention table's factor while the other
-//    runs; collectives on the same fabric share its bandwidth.
+//    runs; collectives on the same fabric share its bandwidth;
+//  - with `gemmsHoldSms`, SMs go to kernels in issue order: a GEMM that
+//    gets the SMs while no collective holds any keeps every SM its target
+//    allows until it ends, so a collective issued after it gets none and
+//    moves no data until the GEMM ends (and, if GEMMs issued before the
+//    collective follow on its stream, until they end too). A collective
+//    that holds SMs keeps them. Kernels that become ready at one instant
+//    are served in program order. Measured with cuBLASLt on the H200
+//    (docs/cost-model.md, "SM residency").
 // Rates are recomputed whenever the set of running tasks changes, so a task
 // that overlaps only part of another is slowed only for that part.
 //
@@ -59,6 +67,9 @@ struct Task {
 
 struct Problem {
   int64_t smCount = 132;
+  /// The SM-residency rule above. Off by default in the engine; the
+  /// simulator turns it on from the cost model (GpuSpec::gemmsHoldSms).
+  bool gemmsHoldSms = false;
   ContentionTable contention = ContentionTable::defaults();
   std::vector<std::string> streamNames; ///< Index = stream id.
   std::vector<Task> tasks;              ///< In issue (program) order.
@@ -66,6 +77,8 @@ struct Problem {
 
 struct Timing {
   double startUs = 0, endUs = 0;
+  /// Collectives: when the collective got its SMs (startUs if at once).
+  double admittedUs = 0;
 };
 
 struct Result {

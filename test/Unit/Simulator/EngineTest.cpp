@@ -135,4 +135,81 @@ TEST(Engine, DeadlockIsReportedNotHung) {
   EXPECT_NE(error.find("deadlocks"), std::string::npos) << error;
   EXPECT_NE(error.find("'wait'"), std::string::npos) << error;
 }
+//===----------------------------------------------------------------------===//
+// SM residency (Problem::gemmsHoldSms)
+//===----------------------------------------------------------------------===//
+
+Problem residencyProblem() {
+  Problem p;
+  p.gemmsHoldSms = true;
+  return p;
+}
+
+TEST(EngineResidency, CollectiveIssuedAfterAGemmWaitsForIt) {
+  // The GEMM is issued first and takes every SM; the collective, ready at
+  // the same instant, moves no data until the GEMM ends, then runs alone.
+  Problem p = residencyProblem();
+  p.tasks = {gemmTask("gemm", 0), commTask("ag", 1, 50)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[0].endUs, 20.0);
+  EXPECT_DOUBLE_EQ(r.timings[1].startUs, 0.0);
+  EXPECT_DOUBLE_EQ(r.timings[1].admittedUs, 20.0);
+  EXPECT_DOUBLE_EQ(r.spanUs, 70.0);
+}
+
+TEST(EngineResidency, GemmsIssuedBeforeKeepTheSmsBackToBack) {
+  // Two GEMMs queued on one stream before the collective: it waits for
+  // both (the calibration pairs measured on the H200).
+  Problem p = residencyProblem();
+  p.tasks = {gemmTask("g1", 0), gemmTask("g2", 0), commTask("ag", 1, 50)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[2].admittedUs, 40.0);
+  EXPECT_DOUBLE_EQ(r.spanUs, 90.0);
+}
+
+TEST(EngineResidency, CollectiveIssuedFirstKeepsItsSms) {
+  // Issued first, the collective takes its 24 SMs; the GEMM gets 108: three
+  // waves of 10 us, slowed x1.12 while the collective runs.
+  Problem p = residencyProblem();
+  p.tasks = {commTask("ag", 1, 50), gemmTask("gemm", 0)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[0].admittedUs, 0.0);
+  EXPECT_NEAR(r.timings[1].endUs, 30.0 * 1.12, 1e-9);
+  Problem off = p;
+  off.gemmsHoldSms = false;
+  Result same = run(off);
+  EXPECT_DOUBLE_EQ(r.spanUs, same.spanUs);
+}
+
+TEST(EngineResidency, GemmWithRoomLeftDoesNotBlock) {
+  // An SM target of 108 leaves the collective's 24 SMs free.
+  Problem p = residencyProblem();
+  p.tasks = {gemmTask("gemm", 0, /*smTarget=*/108), commTask("ag", 1, 50)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[1].admittedUs, 0.0);
+  // The GEMM: 3 waves on 108 SMs, x1.12 = 33.6 us. The collective runs at
+  // 1/1.13 speed meanwhile, then alone.
+  EXPECT_NEAR(r.timings[0].endUs, 33.6, 1e-9);
+  double doneEarly = 33.6 / (50.0 * 1.13);
+  EXPECT_NEAR(r.timings[1].endUs, 33.6 + (1.0 - doneEarly) * 50.0, 1e-9);
+}
+
+TEST(EngineResidency, CollectiveGetsInAtANonGemmKernel) {
+  // GEMM, then a bandwidth-bound kernel: the collective, issued after the
+  // GEMM, gets its SMs when the GEMM ends and overlaps the copy.
+  Problem p = residencyProblem();
+  p.tasks = {gemmTask("gemm", 0), memoryTask("copy", 0, 100),
+             commTask("ag", 1, 50)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[2].admittedUs, 20.0);
+  EXPECT_NEAR(r.timings[2].endUs, 20.0 + 50.0 * 1.13, 1e-9);
+}
+
+TEST(EngineResidency, OffByDefault) {
+  Problem p;
+  p.tasks = {gemmTask("gemm", 0), commTask("ag", 1, 50)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[1].admittedUs, 0.0);
+  EXPECT_LT(r.spanUs, 70.0);
+}
 } // namespace

@@ -3,7 +3,8 @@
 
 The fit test (../fit.test) checks that tandem-fit recovers these parameters.
 The times follow docs/cost-model.md's GEMM formula and the simulator's
-engine semantics (docs/simulator.md), written here independently of the C++
+engine semantics (docs/simulator.md; SM residency: GEMMs on all SMs issued
+before the stand-in keep it off the SMs until they end), written here independently of the C++
 code, so a wrong fit or a drift between the two fails the test.
 
   python3 make-synthetic.py plain    > synthetic-plain.json
@@ -106,7 +107,14 @@ def main():
             for target in (0, SMS - ctas):
                 alone = gemm_us(p, m, n, k, target or SMS)
                 contended = gemm_us(p, m, n, k, SMS - ctas) * g
-                g_end, c_end = overlap(count, alone, contended, copy_alone, c)
+                if target == 0:
+                    # SM residency: GEMMs on all SMs, issued before the
+                    # copy, keep it off the SMs until the last one ends.
+                    g_end = count * alone
+                    c_end = g_end + copy_alone
+                else:
+                    g_end, c_end = overlap(count, alone, contended,
+                                           copy_alone, c)
                 pairs.append({
                     "m": m, "n": n, "k": k, "gemm_count": count,
                     "gemm_sm_target": target, "comm_ctas": ctas,
