@@ -10,13 +10,16 @@
 
 #include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Scheduling/Schedule.h"
+#include "tandem/Simulator/Simulate.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -423,5 +426,194 @@ void mlir::tandem::emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
                            << " with tandem.sm_target = " << left;
       }
     }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// SM residency relief
+//===----------------------------------------------------------------------===//
+
+/// The ops of `block` in the simulator's task order (every op but the
+/// terminator, Simulate.cpp).
+static SmallVector<Operation *> taskOps(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (!isa<func::ReturnOp>(op))
+      ops.push_back(&op);
+  return ops;
+}
+
+FailureOr<ResidencyRelief>
+mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
+                                 const SimulationReport *before) {
+  ResidencyRelief relief;
+  const GpuSpec &gpu = model.gpu();
+  if (!gpu.gemmsHoldSms || func.isExternal() ||
+      !func.getBody().hasOneBlock())
+    return relief;
+  std::optional<SimulationReport> own;
+  if (!before) {
+    FailureOr<SimulationReport> report =
+        simulateFunction(func, model, /*spanOnly=*/true);
+    if (failed(report))
+      return failure();
+    own = std::move(*report);
+    before = &*own;
+  }
+  relief.spanBeforeUs = relief.spanAfterUs = before->spanUs;
+  SmallVector<Operation *> ops = taskOps(func.getBody().front());
+  const std::vector<sim::Task> &tasks = before->problem.tasks;
+  const std::vector<sim::Timing> &timing = before->result.timings;
+  if (ops.size() != tasks.size())
+    return relief; // Not the function that was simulated: nothing to do.
+
+  // Every collective that waited, and the GEMMs without room for it that
+  // ran while it waited.
+  for (auto [i, t] : llvm::enumerate(tasks)) {
+    double waited = timing[i].admittedUs - timing[i].startUs;
+    if (t.kind != sim::TaskKind::Collective || waited <= 1e-6)
+      continue;
+    ResidencyWait wait;
+    wait.collective = ops[i];
+    wait.waitedUs = waited;
+    wait.commSms = t.commSms;
+    int64_t target = gpu.smCount - t.commSms;
+    for (auto [j, g] : llvm::enumerate(tasks)) {
+      if (g.kind != sim::TaskKind::Gemm ||
+          (g.smTarget > 0 && g.smTarget <= target))
+        continue;
+      if (timing[j].startUs < timing[i].admittedUs - 1e-9 &&
+          timing[j].endUs > timing[i].startUs + 1e-9)
+        wait.gemms.push_back(ops[j]);
+    }
+    if (!wait.gemms.empty())
+      relief.waits.push_back(std::move(wait));
+  }
+
+  // A wait is worth relieving only if it is longer than what the smaller
+  // targets add to its GEMMs alone (the cost model's estimate).
+  auto extraUs = [&](const ResidencyWait &w) {
+    double extra = 0;
+    for (Operation *g : w.gemms) {
+      auto compute = cast<ComputeOpInterface>(g);
+      std::string error;
+      std::optional<ComputeEstimate> full = model.compute(compute, error);
+      std::optional<ComputeEstimate> reduced =
+          model.compute(compute, error, gpu.smCount - w.commSms);
+      if (!full || !reduced)
+        return std::numeric_limits<double>::infinity();
+      extra += reduced->timeUs - full->timeUs;
+    }
+    return extra;
+  };
+  SmallVector<ResidencyWait *> worth;
+  for (ResidencyWait &w : relief.waits) {
+    w.extraUs = extraUs(w);
+    if (w.waitedUs > w.extraUs)
+      worth.push_back(&w);
+    else
+      w.outcome = ResidencyWait::Outcome::NotWorth;
+  }
+  llvm::stable_sort(worth, [](ResidencyWait *a, ResidencyWait *b) {
+    return a->waitedUs > b->waitedUs;
+  });
+
+  // Applies the targets of `group` (a GEMM takes the smallest its waits
+  // need); returns the previous attributes.
+  Builder b(func.getContext());
+  auto apply = [&](ArrayRef<ResidencyWait *> group) {
+    SmallVector<std::pair<Operation *, Attribute>> previous;
+    for (ResidencyWait *w : group)
+      for (Operation *g : w->gemms) {
+        int64_t target = gpu.smCount - w->commSms;
+        auto current = g->getAttrOfType<IntegerAttr>(kSmTargetAttrName);
+        if (current && current.getInt() <= target)
+          continue;
+        previous.push_back({g, current});
+        g->setAttr(kSmTargetAttrName, b.getI64IntegerAttr(target));
+      }
+    return previous;
+  };
+  auto restore = [](ArrayRef<std::pair<Operation *, Attribute>> previous) {
+    for (auto [op, attr] : llvm::reverse(previous)) {
+      if (attr)
+        op->setAttr(kSmTargetAttrName, attr);
+      else
+        op->removeAttr(kSmTargetAttrName);
+    }
+  };
+  // Keeps `group`'s targets if the simulated step gets shorter.
+  double best = before->spanUs;
+  std::optional<double> rejectedUs; // The first attempt that did not pay.
+  auto tryGroup = [&](ArrayRef<ResidencyWait *> group) -> LogicalResult {
+    SmallVector<std::pair<Operation *, Attribute>> previous = apply(group);
+    if (previous.empty())
+      return success();
+    FailureOr<SimulationReport> after =
+        simulateFunction(func, model, /*spanOnly=*/true);
+    if (failed(after))
+      return failure();
+    if (faster(after->spanUs, best)) {
+      best = after->spanUs;
+      for (ResidencyWait *w : group)
+        w->outcome = ResidencyWait::Outcome::Relieved;
+      for (auto [op, attr] : previous)
+        relief.targets.push_back(
+            {op, op->getAttrOfType<IntegerAttr>(kSmTargetAttrName).getInt()});
+    } else {
+      restore(previous);
+      if (!rejectedUs)
+        rejectedUs = after->spanUs;
+      for (ResidencyWait *w : group)
+        w->triedSpanUs = after->spanUs;
+    }
+    return success();
+  };
+  // All at once first; if that does not pay, the longest waits one by one
+  // (a few: each costs a simulation).
+  constexpr size_t kSingleTries = 4;
+  if (!worth.empty()) {
+    if (failed(tryGroup(worth)))
+      return failure();
+    if (relief.targets.empty() && worth.size() > 1)
+      for (ResidencyWait *w :
+           ArrayRef(worth).take_front(std::min(kSingleTries, worth.size())))
+        if (failed(tryGroup({w})))
+          return failure();
+  }
+  relief.applied = !relief.targets.empty();
+  relief.spanAfterUs = relief.applied ? best : rejectedUs.value_or(best);
+  return relief;
+}
+
+void mlir::tandem::emitResidencyRemarks(const ResidencyRelief &relief,
+                                        const GpuSpec &gpu) {
+  llvm::DenseMap<Operation *, double> waitedBehind;
+  for (const ResidencyWait &w : relief.waits)
+    if (w.outcome == ResidencyWait::Outcome::Relieved)
+      for (Operation *g : w.gemms)
+        waitedBehind[g] += w.waitedUs;
+  for (auto [op, target] : relief.targets)
+    op->emitRemark() << "tandem.sm_target = " << target
+                     << ": collectives issued while it held every SM waited "
+                     << us(waitedBehind.lookup(op))
+                     << " for SMs (SM residency); step "
+                     << us(relief.spanBeforeUs) << " -> "
+                     << us(relief.spanAfterUs);
+  for (const ResidencyWait &w : relief.waits) {
+    if (w.outcome == ResidencyWait::Outcome::Relieved)
+      continue;
+    auto remark = w.collective->emitRemark();
+    remark << "waits " << us(w.waitedUs) << " for SMs behind "
+           << w.gemms.size()
+           << " GEMM(s) sized for all SMs (SM residency); left alone: ";
+    if (w.outcome == ResidencyWait::Outcome::NotWorth)
+      remark << "sizing them for " << gpu.smCount - w.commSms
+             << " SMs would add " << us(w.extraUs)
+             << " to them, more than the wait";
+    else
+      remark << "SM targets there do not shorten the step ("
+             << us(relief.spanBeforeUs) << " -> " << us(w.triedSpanUs)
+             << ")";
   }
 }

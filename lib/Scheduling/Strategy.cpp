@@ -76,6 +76,12 @@ void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
   applySmTargets(*decisions);
   if (options.emitRemarks)
     emitSmTargetRemarks(*decisions, gpu);
+  if (!options.relieveResidency)
+    return;
+  FailureOr<ResidencyRelief> relief =
+      relieveSmResidency(func, timer.costModel());
+  if (succeeded(relief) && options.emitRemarks)
+    emitResidencyRemarks(*relief, gpu);
 }
 
 FailureOr<StrategyChoice>
@@ -86,6 +92,9 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   SymbolTable symbols(module);
   OverlapOptions quiet = options;
   quiet.emitRemarks = false;
+  // The relief needs a simulation of each candidate: done below, on the
+  // candidates' own simulations.
+  quiet.relieveResidency = false;
   RescheduleOptions reschedule;
   reschedule.memoryBudget = options.memoryBudget;
   reschedule.emitRemarks = false;
@@ -161,16 +170,44 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
       {OverlapStrategy::Pipeline, pipelined},
       {OverlapStrategy::PipelineReschedule, both},
       {OverlapStrategy::TePreset, te}};
-  SmallVector<std::optional<double>> spans(std::size(candidates));
+  std::vector<std::optional<SimulationReport>> reports(std::size(candidates));
   LogicalResult simulated = failableParallelForEachN(
       module.getContext(), 0, std::size(candidates), [&](size_t i) {
         FailureOr<SimulationReport> report =
             simulateFunction(candidates[i].second, model, /*spanOnly=*/true);
         if (failed(report))
           return failure();
-        spans[i] = report->spanUs;
+        reports[i] = std::move(*report);
         return success();
       });
+  if (failed(simulated))
+    return failure();
+  SmallVector<std::optional<double>> spans(std::size(candidates));
+  for (auto [i, report] : llvm::enumerate(reports))
+    spans[i] = report->spanUs;
+
+  // The SM residency relief (which only ever shortens a candidate) on the
+  // two fastest candidates other than the input (`none` stays as it is):
+  // each costs one or more simulations, and a slower candidate would need
+  // more than the relief has ever given to overtake them.
+  if (options.relieveResidency) {
+    SmallVector<size_t> order;
+    for (size_t i = 1; i < std::size(candidates); ++i)
+      order.push_back(i);
+    llvm::stable_sort(order,
+                      [&](size_t a, size_t b) { return *spans[a] < *spans[b]; });
+    order.resize(std::min<size_t>(order.size(), 2));
+    simulated = failableParallelForEach(
+        module.getContext(), order, [&](size_t i) -> LogicalResult {
+          FailureOr<ResidencyRelief> relief =
+              relieveSmResidency(candidates[i].second, model, &*reports[i]);
+          if (failed(relief))
+            return failure();
+          if (relief->applied)
+            spans[i] = relief->spanAfterUs;
+          return success();
+        });
+  }
   if (failed(simulated))
     return failure();
 

@@ -1,7 +1,8 @@
 //===- AssignSmTargets.cpp - The tandem-assign-sm-targets pass ------------===//
 //
-// Thin driver over assignSmTargets(): checks the options, decides every
-// function's windows, records the decisions and explains them.
+// Thin driver over assignSmTargets() and relieveSmResidency(): checks the
+// options, decides every function's windows, records the decisions, relieves
+// collectives kept waiting for SMs, and explains both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,14 @@ struct AssignSmTargetsPass
       numWindows += llvm::count_if(
           *decisions, [](const WindowDecision &d) { return d.decided(); });
       emitSmTargetRemarks(*decisions, model->gpu());
+      if (!relieveResidency)
+        continue;
+      FailureOr<ResidencyRelief> relief = relieveSmResidency(func, *model);
+      if (failed(relief))
+        return signalPassFailure();
+      if (relief->applied)
+        numRelieved += relief->targets.size();
+      emitResidencyRemarks(*relief, model->gpu());
     }
   }
 };

@@ -67,6 +67,7 @@ struct OverlapPass
     options.memoryBudget = memoryBudget;
     options.maxInFlight = maxInFlight;
     options.emitRemarks = remarks;
+    options.relieveResidency = relieveResidency;
 
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {

@@ -1,6 +1,7 @@
 // RUN: tandem-opt %s --tandem-assign-sm-targets -verify-diagnostics | FileCheck %s
 // RUN: tandem-opt %s --tandem-assign-sm-targets=comm-sms=16,24,32 2>/dev/null | FileCheck %s --check-prefix=NO8
 // RUN: tandem-opt %s --tandem-assign-sm-targets="calibration=%S/Inputs/slow-contention.json" 2>/dev/null | FileCheck %s --check-prefix=SLOW
+// RUN: tandem-opt %s --tandem-assign-sm-targets=relieve-residency=false 2>/dev/null | FileCheck %s --check-prefix=NORELIEF
 // RUN: tandem-opt %s --tandem-simulate=report=- -o /dev/null | FileCheck %s --check-prefix=SIM-IN
 // RUN: tandem-opt %s --tandem-assign-sm-targets 2>/dev/null | tandem-opt --tandem-simulate=report=- -o /dev/null | FileCheck %s --check-prefix=SIM-OUT
 
@@ -127,18 +128,60 @@ module attributes {tandem.target = #tandem.target<"h200">} {
   // the simulator the second all-gather, ready when the first ends, finds
   // the GEMM on every SM and waits for it to end: SM residency,
   // tandem-simulate-sm-residency.mlir.)
+  // The SM residency relief then sizes the GEMM for 108 SMs, so that the
+  // second all-gather gets its SMs when the first ends (2 waves either way).
   // CHECK-LABEL: func.func @two_in_flight
   // CHECK:      tandem.all_gather_start %arg{{[0-9]+}} on @tp dim 0 : tensor
   // CHECK-NEXT: tandem.all_gather_start %arg{{[0-9]+}} on @tp dim 0 : tensor
+  // CHECK-NEXT: tandem.matmul fprop {{.*}} {tandem.sm_target = 108 : i64}
+  // NORELIEF-LABEL: func.func @two_in_flight
+  // NORELIEF-NOT:   tandem.sm_target
+  // NORELIEF:       return
   func.func @two_in_flight(%x: tensor<256x2048xbf16>, %z: tensor<256x2048xbf16>, %a: tensor<1536x4096xbf16>, %b: tensor<4096x4608xbf16>) -> (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>, tensor<1536x4608xbf16>) {
     // expected-remark @+1 {{another collective is in flight during this window; its CTA budget and its GEMMs' SM targets are left unchanged (the model prices one collective at a time)}}
     %f1 = tandem.all_gather_start %x on @tp dim 0 : tensor<256x2048xbf16> -> !tandem.future<tensor<2048x2048xbf16>>
     // expected-remark @+1 {{another collective is in flight during this window}}
     %f2 = tandem.all_gather_start %z on @tp dim 0 : tensor<256x2048xbf16> -> !tandem.future<tensor<2048x2048xbf16>>
+    // expected-remark @+1 {{tandem.sm_target = 108: collectives issued while it held every SM waited 54.8 us for SMs (SM residency); step 136.6 us -> 102.8 us}}
     %y = tandem.matmul fprop %a, %b : tensor<1536x4096xbf16>, tensor<4096x4608xbf16> -> tensor<1536x4608xbf16>
     %g1 = tandem.wait %f1 : !tandem.future<tensor<2048x2048xbf16>>
     %g2 = tandem.wait %f2 : !tandem.future<tensor<2048x2048xbf16>>
     return %g1, %g2, %y : tensor<2048x2048xbf16>, tensor<2048x2048xbf16>, tensor<1536x4608xbf16>
+  }
+
+  // SM residency relief, left alone: the second all-gather waits for the
+  // GEMM, but 108 SMs give this GEMM a third wave; tried, the step gets
+  // longer.
+  // CHECK-LABEL: func.func @residency_no_gain
+  // CHECK-NOT:  tandem.sm_target
+  // CHECK:      return
+  func.func @residency_no_gain(%x: tensor<256x512xbf16>, %z: tensor<256x2048xbf16>, %a: tensor<1536x4096xbf16>, %b: tensor<4096x5632xbf16>) -> (tensor<2048x512xbf16>, tensor<2048x2048xbf16>, tensor<1536x5632xbf16>) {
+    // expected-remark @+1 {{another collective is in flight during this window}}
+    %f1 = tandem.all_gather_start %x on @tp dim 0 : tensor<256x512xbf16> -> !tandem.future<tensor<2048x512xbf16>>
+    // expected-remark @+2 {{another collective is in flight during this window}}
+    // expected-remark @+1 {{waits 77.8 us for SMs behind 1 GEMM(s) sized for all SMs (SM residency); left alone: SM targets there do not shorten the step (142.3 us -> 145.7 us)}}
+    %f2 = tandem.all_gather_start %z on @tp dim 0 : tensor<256x2048xbf16> -> !tandem.future<tensor<2048x2048xbf16>>
+    %y = tandem.matmul fprop %a, %b : tensor<1536x4096xbf16>, tensor<4096x5632xbf16> -> tensor<1536x5632xbf16>
+    %g1 = tandem.wait %f1 : !tandem.future<tensor<2048x512xbf16>>
+    %g2 = tandem.wait %f2 : !tandem.future<tensor<2048x2048xbf16>>
+    return %g1, %g2, %y : tensor<2048x512xbf16>, tensor<2048x2048xbf16>, tensor<1536x5632xbf16>
+  }
+
+  // Left alone without trying: the wait is shorter than the 44.8 us the
+  // third wave would add.
+  // CHECK-LABEL: func.func @residency_not_worth
+  // CHECK-NOT:  tandem.sm_target
+  // CHECK:      return
+  func.func @residency_not_worth(%x: tensor<256x8192xbf16>, %z: tensor<256x2048xbf16>, %a: tensor<1536x4096xbf16>, %b: tensor<4096x5632xbf16>) -> (tensor<2048x8192xbf16>, tensor<2048x2048xbf16>, tensor<1536x5632xbf16>) {
+    // expected-remark @+1 {{another collective is in flight during this window}}
+    %f1 = tandem.all_gather_start %x on @tp dim 0 : tensor<256x8192xbf16> -> !tandem.future<tensor<2048x8192xbf16>>
+    // expected-remark @+2 {{another collective is in flight during this window}}
+    // expected-remark @+1 {{waits 25.6 us for SMs behind 1 GEMM(s) sized for all SMs (SM residency); left alone: sizing them for 108 SMs would add 44.8 us to them, more than the wait}}
+    %f2 = tandem.all_gather_start %z on @tp dim 0 : tensor<256x2048xbf16> -> !tandem.future<tensor<2048x2048xbf16>>
+    %y = tandem.matmul fprop %a, %b : tensor<1536x4096xbf16>, tensor<4096x5632xbf16> -> tensor<1536x5632xbf16>
+    %g1 = tandem.wait %f1 : !tandem.future<tensor<2048x8192xbf16>>
+    %g2 = tandem.wait %f2 : !tandem.future<tensor<2048x2048xbf16>>
+    return %g1, %g2, %y : tensor<2048x8192xbf16>, tensor<2048x2048xbf16>, tensor<1536x5632xbf16>
   }
 }
 
@@ -165,4 +208,4 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // SIM-OUT:      "function": "no_compute",
 // SIM-OUT:      "span_us": 40.93{{[0-9]*}},
 // SIM-OUT:      "function": "two_in_flight",
-// SIM-OUT:      "span_us": 136.56{{[0-9]*}},
+// SIM-OUT:      "span_us": 102.8{{[0-9]*}},

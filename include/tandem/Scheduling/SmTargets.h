@@ -103,6 +103,60 @@ unsigned applySmTargets(ArrayRef<WindowDecision> decisions);
 void emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
                          const GpuSpec &gpu);
 
+//===----------------------------------------------------------------------===//
+// SM residency relief
+//===----------------------------------------------------------------------===//
+//
+// The window model prices a collective issued at its window's start. In the
+// simulator a collective can also be issued while a GEMM sized for all SMs
+// runs (queued behind another collective, or ready only later); it then
+// waits for SMs until that GEMM ends (SM residency, docs/cost-model.md).
+// The relief simulates the function, gives every GEMM that kept a
+// collective waiting the SM target that leaves the collective its CTAs, and
+// keeps the change only if the simulated span gets shorter.
+
+struct SimulationReport;
+
+/// A collective that waited for SMs, and the GEMMs that held them.
+struct ResidencyWait {
+  Operation *collective = nullptr;
+  double waitedUs = 0;
+  int64_t commSms = 0;
+  SmallVector<Operation *> gemms; ///< In program order.
+  /// What sm_count - commSms SMs add to the GEMMs alone (cost model).
+  double extraUs = 0;
+  /// NoGain: the simulated step when its targets were last tried.
+  double triedSpanUs = 0;
+  enum class Outcome {
+    Relieved, ///< Its GEMMs' targets were kept.
+    NotWorth, ///< extraUs >= waitedUs: not tried.
+    NoGain,   ///< Tried (with the others, then alone if among the longest
+              ///< waits); the step did not get shorter.
+  } outcome = Outcome::NoGain;
+};
+
+/// What the relief did for one function.
+struct ResidencyRelief {
+  SmallVector<ResidencyWait> waits; ///< Found in the first simulation.
+  /// GEMMs given a target, with the target (applied only if `applied`).
+  SmallVector<std::pair<Operation *, int64_t>> targets;
+  double spanBeforeUs = 0, spanAfterUs = 0;
+  bool applied = false;
+};
+
+/// Runs the relief on `func` (single block; other functions are returned
+/// untouched with no waits). `before`, if given, is a simulation of `func`
+/// as it is now (spanOnly suffices), which saves one simulation. Does
+/// nothing when the cost model's gemmsHoldSms is off. Fails with an error
+/// at the op if the function cannot be simulated.
+FailureOr<ResidencyRelief>
+relieveSmResidency(func::FuncOp func, const CostModel &model,
+                   const SimulationReport *before = nullptr);
+
+/// Explains `relief`: one remark per retargeted GEMM, and one per waiting
+/// collective left waiting, saying why.
+void emitResidencyRemarks(const ResidencyRelief &relief, const GpuSpec &gpu);
+
 } // namespace tandem
 } // namespace mlir
 

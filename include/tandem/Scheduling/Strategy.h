@@ -31,11 +31,16 @@ struct OverlapOptions {
   int64_t memoryBudget = 0;
   int64_t maxInFlight = 2;
   bool emitRemarks = false;
+  /// Run relieveSmResidency after the CTA budgets (`auto` runs it on its
+  /// candidates itself, reusing their simulations).
+  bool relieveResidency = true;
 };
 
 /// Chooses the CTA budget of every collective window with the cost model
-/// (tandem-assign-sm-targets' decision) and records it; the last phase of
-/// every strategy but `none`.
+/// (tandem-assign-sm-targets' decision) and records it, then (with
+/// `options.relieveResidency`) gives SM targets to GEMMs that keep a
+/// collective waiting for SMs where that shortens the simulated step; the
+/// last phase of every strategy but `none`.
 void assignCtaBudgets(func::FuncOp func, OpTimer &timer,
                       const OverlapOptions &options);
 

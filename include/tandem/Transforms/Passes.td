@@ -219,7 +219,9 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
       wgrad is decided by the cost model and the topology.
 
     After the strategy, every function gets CTA budgets for its collectives
-    (tandem-assign-sm-targets), streams and events (tandem-assign-streams),
+    and, with `relieve-residency` (default), the SM residency relief
+    (tandem-assign-sm-targets; `auto` relieves its two fastest candidates
+    before choosing), streams and events (tandem-assign-streams),
     and, with `verify` (default), is proven against a copy of its input
     (tandem-verify-schedule with that copy as reference); a failure there is
     an error.
@@ -237,6 +239,9 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
            "Collectives of one group in flight at once">,
     Option<"remarks", "remarks", "bool", "false",
            "Explain every decision of every phase as a remark">,
+    Option<"relieveResidency", "relieve-residency", "bool", "true",
+           "SM targets for GEMMs that keep collectives waiting for SMs, "
+           "where the simulated step gets shorter">,
     Option<"verify", "verify", "bool", "true",
            "Prove the result against a copy of the input "
            "(tandem-verify-schedule with a reference)">
@@ -344,21 +349,36 @@ def TandemAssignSmTargets
       it, is left alone, with a remark saying which. No op moves; nothing
       outside decided windows changes; the pass is idempotent.
     * A compute op in a window that the cost model cannot price is an error.
+    * SM residency relief (`relieve-residency`, on by default; nothing to do
+      when the cost model's `gemms_hold_sms` is off): after the windows, the
+      function is simulated. Every GEMM sized for all SMs that kept a
+      collective waiting for SMs (the collective was issued while the GEMM
+      held every SM) gets `tandem.sm_target = sm_count - k`, k the
+      collective's CTA budget. The targets are kept only if the simulated
+      span gets shorter; otherwise the IR is restored. A function the
+      simulator cannot run is an error.
 
     Remarks: one per window at its start (the chosen budget, the predicted
     window time and the time with the defaults), one per GEMM of a decided
     window (its waves on all SMs and on the SMs left, and the window time
-    with either size).
+    with either size). From the relief: one per retargeted GEMM (the wait
+    it caused and the step before and after), or, when the targets were not
+    kept, one per waiting collective saying so.
   }];
   let options = [
     ListOption<"commSms", "comm-sms", "int64_t",
                "CTA budgets to try for each collective (default 8,16,24,32)">,
     Option<"calibrationPath", "calibration", "std::string", "\"\"",
-           "Calibration file (contention table and measured GPU parameters)">
+           "Calibration file (contention table and measured GPU parameters)">,
+    Option<"relieveResidency", "relieve-residency", "bool", "true",
+           "Give SM targets to GEMMs that keep collectives waiting for SMs "
+           "when that shortens the simulated step">
   ];
   let statistics = [
     Statistic<"numWindows", "windows", "Windows decided">,
-    Statistic<"numRetargeted", "retargeted", "GEMMs given an SM target">
+    Statistic<"numRetargeted", "retargeted", "GEMMs given an SM target">,
+    Statistic<"numRelieved", "relieved",
+              "GEMMs given an SM target by the SM residency relief">
   ];
   let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
