@@ -252,9 +252,13 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
   const Candidate *choice = pick(candidates, effective);
   if (!choice || choice->method == PipelineMethod::Unsplit) {
     if (options.emitRemarks) {
-      auto remark = ag->emitRemark()
-                    << "all-gather left unsplit: no pipeline is predicted "
-                       "faster";
+      auto remark = ag->emitRemark() << "all-gather left unsplit: ";
+      if (options.transformerEnginePreset)
+        remark << "TransformerEngine's preset ring-exchanges only the "
+                  "all-gathers before qkv/fc1 fprop and proj/fc2 dgrad; "
+                  "this one gets bulk overlap";
+      else
+        remark << "no pipeline is predicted faster";
       if (!choice && options.method)
         remark << " (method " << stringifyPipelineMethod(*options.method)
                << " does not apply)";
@@ -449,9 +453,13 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
   const Candidate *choice = pick(candidates, effective);
   if (!choice || choice->method == PipelineMethod::Unsplit) {
     if (options.emitRemarks) {
-      auto remark = rs->emitRemark()
-                    << "reduce-scatter left unsplit: no pipeline is predicted "
-                       "faster";
+      auto remark = rs->emitRemark() << "reduce-scatter left unsplit: ";
+      if (options.transformerEnginePreset)
+        remark << "TransformerEngine's preset pipelines only the "
+                  "reduce-scatters after proj/fc2 fprop; this one gets bulk "
+                  "overlap";
+      else
+        remark << "no pipeline is predicted faster";
       describeCandidates(remark, candidates);
     }
     return;
