@@ -26,6 +26,8 @@ StringRef mlir::tandem::stringifyStrategy(OverlapStrategy strategy) {
     return "pipeline+reschedule";
   case OverlapStrategy::TePreset:
     return "te-preset";
+  case OverlapStrategy::TePresetReschedule:
+    return "te-preset+reschedule";
   }
   llvm_unreachable("unknown strategy");
 }
@@ -35,11 +37,12 @@ void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
                                         const OverlapOptions &options) {
   if (strategy == OverlapStrategy::None)
     return;
+  bool te = strategy == OverlapStrategy::TePreset ||
+            strategy == OverlapStrategy::TePresetReschedule;
   if (strategy == OverlapStrategy::Pipeline ||
-      strategy == OverlapStrategy::PipelineReschedule ||
-      strategy == OverlapStrategy::TePreset) {
+      strategy == OverlapStrategy::PipelineReschedule || te) {
     PipelineOptions pipeline;
-    pipeline.transformerEnginePreset = strategy == OverlapStrategy::TePreset;
+    pipeline.transformerEnginePreset = te;
     pipeline.memoryBudget = options.memoryBudget;
     pipeline.emitRemarks = options.emitRemarks;
     pipelineCollectiveMatmuls(func, timer, pipeline);
@@ -51,7 +54,8 @@ void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
   bulk.emitRemarks = options.emitRemarks;
   bulkOverlap(func, timer, bulk);
   if (strategy == OverlapStrategy::Reschedule ||
-      strategy == OverlapStrategy::PipelineReschedule) {
+      strategy == OverlapStrategy::PipelineReschedule ||
+      strategy == OverlapStrategy::TePresetReschedule) {
     RescheduleOptions reschedule;
     reschedule.memoryBudget = options.memoryBudget;
     reschedule.emitRemarks = options.emitRemarks;
@@ -121,7 +125,8 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     return copy;
   };
   func::FuncOp bulk = emptyCopy(), rescheduled = emptyCopy(),
-               pipelined = emptyCopy(), both = emptyCopy(), te = emptyCopy();
+               pipelined = emptyCopy(), both = emptyCopy(), te = emptyCopy(),
+               teRescheduled = emptyCopy();
   auto fill = [](func::FuncOp to, func::FuncOp from) {
     IRMapping mapping;
     from.getBody().cloneInto(&to.getBody(), mapping);
@@ -156,7 +161,15 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
       [&] {
         OpTimer local(model);
         fill(te, func);
-        applyOverlapStrategy(te, local, OverlapStrategy::TePreset, quiet);
+        PipelineOptions tePipeline = pipelineOptions;
+        tePipeline.transformerEnginePreset = true;
+        pipelineCollectiveMatmuls(te, local, tePipeline);
+        convertToAsyncCollectives(te);
+        bulkOverlap(te, local, bulkOptions);
+        fill(teRescheduled, te);
+        assignCtaBudgets(te, local, quiet);
+        rescheduleWgrad(teRescheduled, local, reschedule);
+        assignCtaBudgets(teRescheduled, local, quiet);
       }};
   parallelForEach(module.getContext(), chains,
                   [](const std::function<void()> &chain) { chain(); });
@@ -169,7 +182,8 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
       {OverlapStrategy::Reschedule, rescheduled},
       {OverlapStrategy::Pipeline, pipelined},
       {OverlapStrategy::PipelineReschedule, both},
-      {OverlapStrategy::TePreset, te}};
+      {OverlapStrategy::TePreset, te},
+      {OverlapStrategy::TePresetReschedule, teRescheduled}};
   std::vector<std::optional<SimulationReport>> reports(std::size(candidates));
   LogicalResult simulated = failableParallelForEachN(
       module.getContext(), 0, std::size(candidates), [&](size_t i) {

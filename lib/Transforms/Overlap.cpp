@@ -46,12 +46,15 @@ struct OverlapPass
       fixed = OverlapStrategy::Pipeline;
     else if (name == "pipeline+reschedule")
       fixed = OverlapStrategy::PipelineReschedule;
+    else if (name == "te-preset+reschedule")
+      fixed = OverlapStrategy::TePresetReschedule;
     else if (name == "te-preset")
       fixed = OverlapStrategy::TePreset;
     else {
       module.emitError() << "unknown strategy '" << name
                          << "'; expected auto, none, bulk, reschedule, "
-                            "pipeline, pipeline+reschedule or te-preset";
+                            "pipeline, pipeline+reschedule, te-preset or "
+                            "te-preset+reschedule";
       return signalPassFailure();
     }
     if (memoryBudget < 0 || maxInFlight < 1) {

@@ -2,16 +2,16 @@
 """Benchmark: simulated span of each --tandem-overlap strategy on generated steps.
 
 For gpt3-175b and llama3-70b, TP 2/4/8, sequence 2048/4096/8192 and the
-switch and full-mesh topologies (h200 target), generates a 2-layer,
-1-micro-batch step with
-  tandem-gen --model M --layers 2 --tp T --seq S --target h200 \
+switch and full-mesh topologies (h200 target), generates an L-layer
+(--layers, default 2), 1-micro-batch step with
+  tandem-gen --model M --layers L --tp T --seq S --target h200 \
       --topology X --print-locations
 (the locations make the simulator name every task after tandem-gen's
 names, e.g. l1.fc2.grad_ag.mb0) and runs
   tandem-opt step.mlir --tandem-overlap=strategy=S \
       --tandem-simulate="report=r.json trace=t.json" -o /dev/null
-for S in none, bulk, reschedule, pipeline, pipeline+reschedule, te-preset
-and auto. A strategy that tandem-opt refuses as not implemented is reported
+for S in none, bulk, reschedule, pipeline, pipeline+reschedule, te-preset,
+te-preset+reschedule and auto. A strategy that tandem-opt refuses as not implemented is reported
 as "missing (not implemented)", any other error as "error".
 
 Two Markdown tables come out. The first gives every strategy's span, the
@@ -45,8 +45,8 @@ import tempfile
 import time
 
 STRATEGIES = ["none", "bulk", "reschedule", "pipeline", "pipeline+reschedule",
-              "te-preset", "auto"]
-SHORT = {"pipeline+reschedule": "pipe+resch"}
+              "te-preset", "te-preset+reschedule", "auto"]
+SHORT = {"pipeline+reschedule": "pipe+resch", "te-preset+reschedule": "te+resch"}
 
 
 def run(cmd):
@@ -95,10 +95,10 @@ def backward_hidden(trace_path):
     return exp_all, exp_bwd, comm_bwd, max(0.0, min(1.0, hidden))
 
 
-def run_case(gen, opt, model, tp, seq, topo, tmp):
+def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
-    g = run([gen, "--model", model, "--layers", "2", "--tp", str(tp),
+    g = run([gen, "--model", model, "--layers", str(layers), "--tp", str(tp),
              "--seq", str(seq), "--target", "h200", "--topology", topo,
              "--print-locations", "-o", step])
     if g.returncode != 0:
@@ -164,6 +164,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="gpt3-175b, TP 8, seq 2048 only; 16-layer timing")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--layers", type=int, default=2,
+                    help="layers of the generated steps (default 2)")
     ap.add_argument("--scaling", action="store_true",
                     help="also time 12, 24 and 48 layers, and strategy bulk")
     args = ap.parse_args()
@@ -179,8 +181,8 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-            results = list(ex.map(lambda c: run_case(gen, opt, *c, tmp),
-                                  cases))
+            results = list(ex.map(
+                lambda c: run_case(gen, opt, *c, tmp, args.layers), cases))
         good = [r for r in results if "error" not in r]
         for r in results:
             if "error" in r:
@@ -188,8 +190,8 @@ def main():
         shown = [s for s in STRATEGIES
                  if any(r["status"].get(s) == "ok" for r in good)]
 
-        print("Spans in ms, simulated: 2-layer steps (`tandem-gen --layers "
-              "2`), one micro-batch, h200. *bound*: max(compute, comm) of "
+        print("Spans in ms, simulated: %d-layer steps (`tandem-gen --layers "
+              "%d`), one micro-batch, h200." % (args.layers, args.layers) + " *bound*: max(compute, comm) of "
               "the input (strategy none); pipelines add chunk GEMMs and "
               "launches, so a pipelined output's own bound is a little "
               "higher. `—`: the strategy failed on that case (see below).")

@@ -23,7 +23,8 @@ enum class OverlapStrategy {
   Reschedule,         ///< Bulk + AG-WGRAD.
   Pipeline,           ///< Cost-chosen chunk pipelines + bulk.
   PipelineReschedule, ///< Pipeline + AG-WGRAD.
-  TePreset            ///< TransformerEngine's default choices + bulk.
+  TePreset,           ///< TransformerEngine's default choices + bulk.
+  TePresetReschedule  ///< TransformerEngine's choices + AG-WGRAD.
 };
 llvm::StringRef stringifyStrategy(OverlapStrategy strategy);
 

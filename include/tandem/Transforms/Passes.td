@@ -211,6 +211,8 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
       fprop and proj/fc2 dgrad, a 4-chunk pipelined reduce-scatter after
       proj/fc2 fprop, bulk overlap for the rest (qkv/fc1 dgrad and wgrad
       under their collectives); layers are found by their `layer` tags;
+    * `te-preset+reschedule`: `te-preset`, then tandem-reschedule-wgrad
+      (TransformerEngine's choices plus Tandem's AG-WGRAD);
     * `auto`: simulates every other strategy (te-preset included) on copies
       of each function and keeps the one with the shortest predicted span,
       so the result is never predicted slower than the input nor than the
@@ -232,7 +234,8 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", "\"auto\"",
-           "auto|none|bulk|reschedule|pipeline|pipeline+reschedule|te-preset">,
+           "auto|none|bulk|reschedule|pipeline|pipeline+reschedule|te-preset|"
+           "te-preset+reschedule">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",

@@ -19,8 +19,8 @@ Every program is run through
   tandem-opt prog.mlir --tandem-overlap="strategy=S[ memory-budget=B]" \
       --tandem-test-liveness --tandem-simulate=report=R.json -o out.mlir
 for every strategy S that tandem-opt's help lists for tandem-overlap (none,
-bulk, reschedule and auto; also pipeline, pipeline+reschedule and te-preset
-where they exist; a strategy that answers "not implemented" is skipped),
+bulk, reschedule and auto; also pipeline, pipeline+reschedule, te-preset and
+te-preset+reschedule where they exist; a strategy that answers "not implemented" is skipped),
 and the input alone through --tandem-test-liveness --tandem-simulate.
 Checks, per program and strategy:
 
@@ -76,7 +76,8 @@ import tempfile
 # gives (e.g. with pipeline, pipeline+reschedule, te-preset) wins.
 STRATEGIES = ["none", "bulk", "reschedule", "auto"]
 # Strategies that may split GEMMs and collectives into chunk pipelines.
-SPLITTING = {"pipeline", "pipeline+reschedule", "te-preset"}
+SPLITTING = {"pipeline", "pipeline+reschedule", "te-preset",
+             "te-preset+reschedule"}
 
 COMPUTE_OPS = {"matmul", "attention", "attention_grad", "norm", "norm_grad",
                "elementwise", "opaque"}
