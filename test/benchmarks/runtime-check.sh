@@ -18,7 +18,7 @@ mode=${1:?prepare or run}
 out=${2:?output directory}
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
-VARIANTS=(none bulk reschedule pipeline te-preset auto
+VARIANTS=(none bulk reschedule pipeline te-preset te-preset+reschedule auto
           force-p2p force-p2p-async force-chunked force-chunked-async)
 mkdir -p "$out"
 if [ "$mode" = prepare ]; then
@@ -29,7 +29,7 @@ if [ "$mode" = prepare ]; then
   for n in bf16 f32; do
     ex="function=train_step"
     "$opt" "$out/$n.mlir" --tandem-export-plan="file=$out/$n-ref.json $ex" -o /dev/null 2>/dev/null
-    for s in none bulk reschedule pipeline te-preset auto; do
+    for s in none bulk reschedule pipeline te-preset te-preset+reschedule auto; do
       "$opt" "$out/$n.mlir" --tandem-overlap="strategy=$s" \
         --tandem-export-plan="file=$out/$n-$s.json $ex" -o /dev/null 2>/dev/null
     done

@@ -8,7 +8,8 @@ import os
 import sys
 
 out = sys.argv[1]
-strategies = ["none", "bulk", "reschedule", "pipeline", "te-preset", "auto"]
+strategies = ["none", "bulk", "reschedule", "pipeline", "te-preset",
+              "te-preset+reschedule", "auto"]
 cases = sorted({f.split(".")[0] for f in os.listdir(out) if f.endswith(".result.json")})
 print("| case | strategy | step ms | vs none | predicted ms | meas/pred | exposed ms | check |")
 print("|---|---|---:|---:|---:|---:|---:|---|")

@@ -15,7 +15,7 @@ set -euo pipefail
 mode=${1:?prepare or run}
 out=${2:?output directory}
 BUILD=${BUILD:-build}
-STRATEGIES=(none bulk reschedule pipeline te-preset auto)
+STRATEGIES=(none bulk reschedule pipeline te-preset te-preset+reschedule auto)
 # name | tandem-gen arguments | tandem-run mode flag
 CASES=(
   "llama3-8b-tp1-s2048|--model llama3-8b --layers 2 --tp 1 --seq 2048|"
