@@ -92,15 +92,18 @@ struct Evaluation {
 /// progresses at 1 / besideUs and the collective at 1 / collectiveBesideUs;
 /// once one side is done, the other continues at its alone rate.
 static Timeline runWindow(ArrayRef<Phases> ops, double collectiveBesideUs,
-                          double collectiveAloneUs) {
+                          double collectiveAloneUs,
+                          size_t *startedBeside = nullptr) {
   Timeline t;
   double now = 0, collectiveLeft = 1.0; // Fraction of the collective's work.
   bool collectiveDone = false;
+  size_t beside = 0; // Ops that start while the collective runs.
   for (const Phases &op : ops) {
     if (collectiveDone) {
       now += op.afterUs;
       continue;
     }
+    ++beside;
     double opUs = op.besideUs,
            collectiveUs = collectiveLeft * collectiveBesideUs;
     if (opUs < collectiveUs) {
@@ -116,6 +119,8 @@ static Timeline runWindow(ArrayRef<Phases> ops, double collectiveBesideUs,
   t.computeEndUs = now;
   if (!collectiveDone)
     t.collectiveEndUs = now + collectiveLeft * collectiveAloneUs;
+  if (startedBeside)
+    *startedBeside = beside;
   return t;
 }
 
@@ -197,8 +202,15 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
   auto phasesFor = [&](unsigned i, int64_t target) {
     return gemmPhases(*gemmItems[i], target);
   };
+  // Ops that start after the collective has ended with every GEMM on all
+  // SMs start after it in every choice too (a target never makes an op
+  // faster beside the collective, and only slower after it), so they run
+  // alone: their GEMMs keep all SMs, and a target would only add its own
+  // extra time to the window. Only the GEMMs before that point are tried.
+  size_t beside = 0;
+  runWindow(phases, collectiveBesideUs, collectiveUs, &beside);
   for (auto [i, g] : llvm::enumerate(e.gemms)) {
-    if (allSms)
+    if (allSms || gemmIndex[i] >= beside)
       continue;
     double full = window();
     phases[gemmIndex[i]] = phasesFor(i, left);
@@ -208,14 +220,20 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
       phases[gemmIndex[i]] = phasesFor(i, 0);
   }
   // Each GEMM's two windows, the others as chosen.
+  e.timeline = runWindow(phases, collectiveBesideUs, collectiveUs);
   for (auto [i, g] : llvm::enumerate(e.gemms)) {
+    if (gemmIndex[i] >= beside) {
+      Phases full = phasesFor(i, 0), reduced = phasesFor(i, left);
+      g.fullWindowUs = e.timeline.windowUs();
+      g.reducedWindowUs = g.fullWindowUs + reduced.afterUs - full.afterUs;
+      continue;
+    }
     phases[gemmIndex[i]] = phasesFor(i, 0);
     g.fullWindowUs = window();
     phases[gemmIndex[i]] = phasesFor(i, left);
     g.reducedWindowUs = window();
     phases[gemmIndex[i]] = phasesFor(i, g.smTarget);
   }
-  e.timeline = runWindow(phases, collectiveBesideUs, collectiveUs);
   return e;
 }
 
