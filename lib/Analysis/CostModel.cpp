@@ -66,7 +66,8 @@ GroupSpec GroupSpec::fromOp(GroupOp op) {
   g.linkLatencyUs = op.getLinkLatencyUs().convertToDouble();
   if (op.getTopology() == Topology::hierarchical) {
     g.gpusPerNode = *op.getGpusPerNode();
-    g.interNodeBytesPerUs = op.getInterNodeBandwidthGbps()->convertToDouble() * 1e3;
+    g.interNodeBytesPerUs =
+        op.getInterNodeBandwidthGbps()->convertToDouble() * 1e3;
     g.interNodeLatencyUs = op.getInterNodeLatencyUs()->convertToDouble();
   }
   return g;
@@ -128,9 +129,9 @@ ContentionPoint ContentionTable::lookup(int64_t commSms) const {
   return table.back();
 }
 
-std::optional<ContentionTable>
-ContentionTable::parse(llvm::StringRef text, llvm::StringRef origin,
-                       std::string &error) {
+std::optional<ContentionTable> ContentionTable::parse(llvm::StringRef text,
+                                                      llvm::StringRef origin,
+                                                      std::string &error) {
   std::optional<Calibration> calibration =
       Calibration::parse(text, origin, error);
   if (!calibration)
@@ -323,7 +324,8 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
   if (std::optional<llvm::StringRef> src = root->getString("source"))
     t.origin += " (" + src->str() + ")";
   for (auto [index, row] : llvm::enumerate(*rows)) {
-    std::string where = (origin + ": contention[" + llvm::Twine(index) + "]").str();
+    std::string where =
+        (origin + ": contention[" + llvm::Twine(index) + "]").str();
     const llvm::json::Object *obj = row.getAsObject();
     if (!obj) {
       error = where + " must be an object";
@@ -336,10 +338,10 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
       return std::nullopt;
     }
     p.commSms = *sms;
-    for (auto [key, field] :
-         {std::pair<llvm::StringRef, double *>{"gemm_slowdown", &p.gemmSlowdown},
-          {"memory_slowdown", &p.memorySlowdown},
-          {"comm_slowdown", &p.commSlowdown}}) {
+    for (auto [key, field] : {std::pair<llvm::StringRef, double *>{
+                                  "gemm_slowdown", &p.gemmSlowdown},
+                              {"memory_slowdown", &p.memorySlowdown},
+                              {"comm_slowdown", &p.commSlowdown}}) {
       std::optional<double> v = obj->getNumber(key);
       if (!v || !(*v >= 1.0) || !std::isfinite(*v)) {
         error = where + ": \"" + key.str() +
@@ -450,8 +452,7 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   auto tilesFor = [&](int64_t tm, int64_t tn) {
     return shape.batch * ceilDiv(shape.m, tm) * ceilDiv(shape.n, tn);
   };
-  while (tilesFor(tileM, tileN) < spec.smCount &&
-         (tileM > 64 || tileN > 64)) {
+  while (tilesFor(tileM, tileN) < spec.smCount && (tileM > 64 || tileN > 64)) {
     if (tileN >= tileM && tileN > 64)
       tileN /= 2;
     else
@@ -468,9 +469,9 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   return e;
 }
 
-std::optional<ComputeEstimate>
-CostModel::compute(ComputeOpInterface op, std::string &error,
-                   int64_t sms) const {
+std::optional<ComputeEstimate> CostModel::compute(ComputeOpInterface op,
+                                                  std::string &error,
+                                                  int64_t sms) const {
   Type elementType = op.getComputeElementType();
   double bytes = op.getBytesAccessed();
   double flops = op.getFlops();
@@ -557,10 +558,11 @@ double CostModel::peerBandwidth(const GroupSpec &group, int64_t ctas) const {
   return links * group.linkBytesPerUs * commParams.busEfficiency;
 }
 
-CollectiveEstimate CostModel::collective(
-    CollectiveKind kind, int64_t payloadBytes, const GroupSpec &group,
-    int64_t ctas, std::optional<CollectiveAlgorithm> forced,
-    int64_t shift) const {
+CollectiveEstimate
+CostModel::collective(CollectiveKind kind, int64_t payloadBytes,
+                      const GroupSpec &group, int64_t ctas,
+                      std::optional<CollectiveAlgorithm> forced,
+                      int64_t shift) const {
   const double n = double(group.size);
   const double bytes = double(payloadBytes);
   const double launch = spec.launchOverheadUs;
@@ -627,9 +629,9 @@ CollectiveEstimate CostModel::collective(
       steps = 1;
       break;
     }
-    return CollectiveEstimate{launch + t,
-                              forced.value_or(CollectiveAlgorithm::Hierarchical),
-                              steps, interBw};
+    return CollectiveEstimate{
+        launch + t, forced.value_or(CollectiveAlgorithm::Hierarchical), steps,
+        interBw};
   }
 
   const double bw = nativeBandwidth(group, ctas);
@@ -661,8 +663,8 @@ CollectiveEstimate CostModel::collective(
     consider(CollectiveAlgorithm::Tree, 2 * depth,
              launch + 2 * depth * alpha + 2 * bytes / bw, bw);
     if (group.topology == Topology::full_mesh)
-      consider(CollectiveAlgorithm::Direct, 2,
-               launch + 2 * alpha + volume / bw, bw);
+      consider(CollectiveAlgorithm::Direct, 2, launch + 2 * alpha + volume / bw,
+               bw);
     break;
   }
   case CollectiveKind::all_to_all: {

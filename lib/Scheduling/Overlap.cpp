@@ -32,8 +32,8 @@ unsigned mlir::tandem::convertToAsyncCollectives(func::FuncOp func) {
   for (Operation *op : collectives) {
     auto collective = cast<CollectiveOpInterface>(op);
     Builder b(op->getContext());
-    IntegerAttr seq = b.getI64IntegerAttr(
-        nextSeq[collective.getGroupAttr().getValue()]++);
+    IntegerAttr seq =
+        b.getI64IntegerAttr(nextSeq[collective.getGroupAttr().getValue()]++);
     if (collective.isAsync()) {
       op->setAttr(kSeqAttrName, seq);
       continue;
@@ -117,9 +117,10 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
   Block &block = func.getBody().front();
   BudgetGuard guard(block, options.memoryBudget);
   if (options.emitRemarks && guard.inputOver())
-    func.emitRemark() << "the input already needs " << guard.inputPeak
-                      << " bytes, over the budget of " << guard.budget
-                      << "; moves may not raise the peak further";
+    mlir::emitRemark(func.getLoc())
+        << "the input already needs " << guard.inputPeak
+        << " bytes, over the budget of " << guard.budget
+        << "; moves may not raise the peak further";
   PositionIndex pos(block);
 
   SmallVector<CollectiveOpInterface> starts;
@@ -150,9 +151,8 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
     std::string hoistStop = "the function entry";
     for (Operation *prev = start->getPrevNode(); prev;
          prev = prev->getPrevNode()) {
-      if (llvm::any_of(start->getOperands(), [&](Value v) {
-            return v.getDefiningOp() == prev;
-          })) {
+      if (llvm::any_of(start->getOperands(),
+                       [&](Value v) { return v.getDefiningOp() == prev; })) {
         hoistStop = "its operand " + describe(prev);
         break;
       }
@@ -252,9 +252,9 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       remark << "start moved above " << hoistDistance
              << " compute op(s), stopped by " << hoistStop
              << "; wait moved below " << sinkDistance
-             << " compute op(s), stopped by " << sinkStop << "; window: "
-             << us(computeUs) << " of compute under " << us(commUs)
-             << " of communication";
+             << " compute op(s), stopped by " << sinkStop
+             << "; window: " << us(computeUs) << " of compute under "
+             << us(commUs) << " of communication";
       if (blocked)
         remark << " (moves limited by the memory budget of " << guard.budget
                << " bytes)";
@@ -284,8 +284,8 @@ constexpr int64_t kSearchLimit = 64;
 /// The ops that must move with `wgrad`: the wgrad and the chain of
 /// accumulation adds fed by it. Fails (with a reason) if a result reaches
 /// anything but accumulation, gradient collectives or the return.
-static FailureOr<SmallVector<Operation *>>
-collectChain(MatmulOp wgrad, std::string &why) {
+static FailureOr<SmallVector<Operation *>> collectChain(MatmulOp wgrad,
+                                                        std::string &why) {
   SmallVector<Operation *> chain{wgrad};
   for (size_t i = 0; i < chain.size(); ++i) {
     for (Operation *user : chain[i]->getResult(0).getUsers()) {
@@ -344,9 +344,10 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   BudgetGuard guard(block, options.memoryBudget);
   result.inputOverBudget = guard.inputOver();
   if (options.emitRemarks && guard.inputOver())
-    func.emitRemark() << "the input already needs " << guard.inputPeak
-                      << " bytes, over the budget of " << guard.budget
-                      << "; moves may not raise the peak further";
+    mlir::emitRemark(func.getLoc())
+        << "the input already needs " << guard.inputPeak
+        << " bytes, over the budget of " << guard.budget
+        << "; moves may not raise the peak further";
   const CostModel &model = timer.costModel();
   const GpuSpec &gpu = model.gpu();
   PositionIndex pos(block);
@@ -365,8 +366,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
     ContentionPoint c = model.contention().lookup(k);
     windows.push_back(
         {start, wait, options.fillLimit * timer.timeUs(start) * c.commSlowdown,
-         0.0, k,
-         start.getCollectiveKind() == CollectiveKind::all_gather});
+         0.0, k, start.getCollectiveKind() == CollectiveKind::all_gather});
   }
   // Compute already in a window uses its capacity.
   auto contendedUs = [&](Operation *op, int64_t k) {
@@ -386,9 +386,8 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   // Windows are in program order of their starts, which no move below
   // changes (only compute moves). The first window starting after `op`:
   auto firstAfter = [&](Operation *op) {
-    return llvm::partition_point(windows, [&](const Window &w) {
-      return pos.isBefore(w.start, op);
-    });
+    return llvm::partition_point(
+        windows, [&](const Window &w) { return pos.isBefore(w.start, op); });
   };
   // The window around `op`, looking back over the windows started before it
   // (a bounded look-back keeps this linear; windows longer than that are
@@ -422,8 +421,8 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
     if (current && current->usedUs - contendedUs(wgrad, current->commSms) <
                        current->capacityUs) {
       keep("it already runs under " + describe(current->start) + " (" +
-           us(current->usedUs) + " of compute for " +
-           us(current->capacityUs) + ")");
+           us(current->usedUs) + " of compute for " + us(current->capacityUs) +
+           ")");
       continue;
     }
     std::string why;

@@ -142,8 +142,8 @@ static double computeBetween(Operation *from, Operation *to, OpTimer &timer,
   double total = 0;
   for (Operation *it = from ? from->getNextNode() : &to->getBlock()->front();
        it && it != to; it = it->getNextNode())
-    if (isa<ComputeOpInterface>(it) && !llvm::is_contained(it->getOperands(),
-                                                           exclude))
+    if (isa<ComputeOpInterface>(it) &&
+        !llvm::is_contained(it->getOperands(), exclude))
       total += timer.timeUs(it);
   return total;
 }
@@ -189,9 +189,9 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     return keep("only gathers along dimension 0 are pipelined");
   MatmulOp mm;
   for (Operation *user : ag.getResult().getUsers())
-    if (auto m = dyn_cast<MatmulOp>(user);
-        m && m.getLhs() == ag.getResult() && !m.getTransposeLhs() &&
-        m->getBlock() == ag->getBlock()) {
+    if (auto m = dyn_cast<MatmulOp>(user); m && m.getLhs() == ag.getResult() &&
+                                           !m.getTransposeLhs() &&
+                                           m->getBlock() == ag->getBlock()) {
       mm = m;
       break;
     }
@@ -211,11 +211,9 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
 
   SmallVector<Candidate> candidates;
   double cFull = timer.collectiveUs(ag, 0);
-  candidates.push_back(
-      {PipelineMethod::Unsplit, 1, cFull + gemm.us(rows, 0)});
+  candidates.push_back({PipelineMethod::Unsplit, 1, cFull + gemm.us(rows, 0)});
   for (int64_t n : chunkCounts(rowsPerRank, options)) {
-    double c = model.collective(CollectiveKind::all_gather, payload / n,
-                                *group)
+    double c = model.collective(CollectiveKind::all_gather, payload / n, *group)
                    .timeUs;
     double g = gemm.us(rows / n, 0);
     double t =
@@ -223,13 +221,11 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     candidates.push_back({PipelineMethod::Chunked, n, t});
   }
   if (size > 1) {
-    double p = model.collective(CollectiveKind::permute, payload / size,
-                                *group)
+    double p = model.collective(CollectiveKind::permute, payload / size, *group)
                    .timeUs;
     double g = gemm.us(rowsPerRank, 0);
-    double t = (size - 1) *
-                   overlapStep(p, g, gemm.us(rowsPerRank, freeSms), cs) +
-               g;
+    double t =
+        (size - 1) * overlapStep(p, g, gemm.us(rowsPerRank, freeSms), cs) + g;
     candidates.push_back({PipelineMethod::PeerToPeer, size, t,
                           group->topology == Topology::full_mesh});
   }
@@ -240,8 +236,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
   // Compute between the input's producer and the all-gather does not need
   // its result: bulk overlap can issue the collective early and hide it
   // there without splitting anything.
-  double independent = computeBetween(ag.getInput().getDefiningOp(), mm,
-                                      timer, ag.getResult());
+  double independent =
+      computeBetween(ag.getInput().getDefiningOp(), mm, timer, ag.getResult());
   if (!effective.method && independent >= cFull * cs.commSlowdown) {
     if (options.emitRemarks)
       ag->emitRemark() << "all-gather left unsplit: bulk overlap can hide its "
@@ -311,9 +307,9 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     // wait behind the previous chunk's GEMM for its input.
     SmallVector<Value> pieces;
     for (int64_t j = 0; j < n; ++j)
-      pieces.push_back(SliceOp::create(
-          b, loc, withRows(shardType, rowsPerRank / n), ag.getInput(), i64(0),
-          i64(j), i64(n), i64(1)));
+      pieces.push_back(
+          SliceOp::create(b, loc, withRows(shardType, rowsPerRank / n),
+                          ag.getInput(), i64(0), i64(j), i64(n), i64(1)));
     for (int64_t j = 0; j < n; ++j) {
       Operation *chunkAg = b.clone(*ag);
       chunkAg->setOperand(0, pieces[j]);
@@ -321,11 +317,11 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
       gathered.push_back(chunkAg->getResult(0));
       products.push_back(cloneMatmul(chunkAg->getResult(0), rows / n));
     }
-    assembledOut = ConcatOp::create(b, loc, outType, products, i64(0),
-                                    i64(size));
+    assembledOut =
+        ConcatOp::create(b, loc, outType, products, i64(0), i64(size));
     if (!ag.getResult().hasOneUse())
-      assembledIn = ConcatOp::create(b, loc, ag.getType(), gathered, i64(0),
-                                     i64(size));
+      assembledIn =
+          ConcatOp::create(b, loc, ag.getType(), gathered, i64(0), i64(size));
   } else {
     Value current = ag.getInput();
     for (int64_t step = 0; step < size; ++step) {
@@ -350,9 +346,9 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     // side.
     int64_t peak = computePeakMemory(*ag->getBlock()).peakBytes;
     if (peak > limit) {
-      undoRewrite(ag->getBlock(), insertedAfter, firstUser,
-                  {{assembledOut, mm.getResult()},
-                   {assembledIn, ag.getResult()}});
+      undoRewrite(
+          ag->getBlock(), insertedAfter, firstUser,
+          {{assembledOut, mm.getResult()}, {assembledIn, ag.getResult()}});
       if (options.emitRemarks)
         ag->emitRemark() << "all-gather left unsplit: the pipeline would "
                             "raise peak memory to "
@@ -409,9 +405,9 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
   candidates.push_back({PipelineMethod::Unsplit, 1,
                         gemm.us(rows, 0) + timer.collectiveUs(rs, 0)});
   for (int64_t n : chunkCounts(rows / size, options)) {
-    double c = model.collective(CollectiveKind::reduce_scatter, payload / n,
-                                *group)
-                   .timeUs;
+    double c =
+        model.collective(CollectiveKind::reduce_scatter, payload / n, *group)
+            .timeUs;
     double g = gemm.us(rows / n, 0);
     double t =
         g + (n - 1) * overlapStep(c, g, gemm.us(rows / n, freeSms), cs) + c;
@@ -438,8 +434,8 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
   if (options.transformerEnginePreset) {
     // TE pipelines the reduce-scatter after proj/fc2 fprop, in 4 chunks
     // where the rows allow (else the largest count that divides them).
-    bool te = mm.getRole() == MatmulRole::fprop &&
-              layerIs(mm, {".proj", ".fc2"});
+    bool te =
+        mm.getRole() == MatmulRole::fprop && layerIs(mm, {".proj", ".fc2"});
     effective.method = te ? PipelineMethod::Chunked : PipelineMethod::Unsplit;
     const Candidate *teChoice = nullptr;
     for (const Candidate &c : candidates)

@@ -466,8 +466,7 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
                                  const SimulationReport *before) {
   ResidencyRelief relief;
   const GpuSpec &gpu = model.gpu();
-  if (!gpu.gemmsHoldSms || func.isExternal() ||
-      !func.getBody().hasOneBlock())
+  if (!gpu.gemmsHoldSms || func.isExternal() || !func.getBody().hasOneBlock())
     return relief;
   std::optional<SimulationReport> own;
   if (!before) {
@@ -622,8 +621,7 @@ void mlir::tandem::emitResidencyRemarks(const ResidencyRelief &relief,
     if (w.outcome == ResidencyWait::Outcome::Relieved)
       continue;
     auto remark = w.collective->emitRemark();
-    remark << "waits " << us(w.waitedUs) << " for SMs behind "
-           << w.gemms.size()
+    remark << "waits " << us(w.waitedUs) << " for SMs behind " << w.gemms.size()
            << " GEMM(s) sized for all SMs (SM residency); left alone: ";
     if (w.outcome == ResidencyWait::Outcome::NotWorth)
       remark << "sizing them for " << gpu.smCount - w.commSms
@@ -631,7 +629,6 @@ void mlir::tandem::emitResidencyRemarks(const ResidencyRelief &relief,
              << " to them, more than the wait";
     else
       remark << "SM targets there do not shorten the step ("
-             << us(relief.spanBeforeUs) << " -> " << us(w.triedSpanUs)
-             << ")";
+             << us(relief.spanBeforeUs) << " -> " << us(w.triedSpanUs) << ")";
   }
 }

@@ -208,8 +208,8 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     SmallVector<size_t> order;
     for (size_t i = 1; i < std::size(candidates); ++i)
       order.push_back(i);
-    llvm::stable_sort(order,
-                      [&](size_t a, size_t b) { return *spans[a] < *spans[b]; });
+    llvm::stable_sort(
+        order, [&](size_t a, size_t b) { return *spans[a] < *spans[b]; });
     order.resize(std::min<size_t>(order.size(), 2));
     simulated = failableParallelForEach(
         module.getContext(), order, [&](size_t i) -> LogicalResult {

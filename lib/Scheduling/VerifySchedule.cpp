@@ -87,9 +87,9 @@ public:
                                int64_t size) const {
     MLIRContext *ctx = source.getContext();
     Builder b(ctx);
-    DictionaryAttr attrs = b.getDictionaryAttr(
-        {b.getNamedAttr("dim", b.getI64IntegerAttr(0)),
-         b.getNamedAttr("group", group)});
+    DictionaryAttr attrs =
+        b.getDictionaryAttr({b.getNamedAttr("dim", b.getI64IntegerAttr(0)),
+                             b.getNamedAttr("group", group)});
     auto shard = cast<RankedTensorType>(source.getType());
     return synthetic("tandem.all_gather_start", attrs, {lookup(source)},
                      withRows(shard, shard.getShape()[0] * size));
@@ -100,8 +100,7 @@ public:
   std::optional<llvm::hash_code> pipelineHash(Operation *op) const {
     auto concat = dyn_cast<ConcatOp>(op);
     auto ring = dyn_cast<RingConcatOp>(op);
-    if ((!concat && !ring) ||
-        (concat ? concat.getDim() : ring.getDim()) != 0)
+    if ((!concat && !ring) || (concat ? concat.getDim() : ring.getDim()) != 0)
       return std::nullopt;
     ValueRange inputs = concat ? concat.getInputs() : ring.getInputs();
     int64_t n = inputs.size();
@@ -144,14 +143,15 @@ public:
         Operation *c = collectiveBehind(pieces[k]);
         auto permute = dyn_cast_or_null<PermuteOp>(c);
         auto permuteStart = dyn_cast_or_null<PermuteStartOp>(c);
-        Value in = permute ? permute.getInput()
-                           : permuteStart ? permuteStart.getInput() : Value();
-        int64_t shift = permute ? int64_t(permute.getShift())
-                                : permuteStart ? int64_t(permuteStart.getShift())
-                                               : 0;
-        auto group = permute ? permute.getGroupAttr()
-                             : permuteStart ? permuteStart.getGroupAttr()
-                                            : FlatSymbolRefAttr();
+        Value in = permute        ? permute.getInput()
+                   : permuteStart ? permuteStart.getInput()
+                                  : Value();
+        int64_t shift = permute        ? int64_t(permute.getShift())
+                        : permuteStart ? int64_t(permuteStart.getShift())
+                                       : 0;
+        auto group = permute        ? permute.getGroupAttr()
+                     : permuteStart ? permuteStart.getGroupAttr()
+                                    : FlatSymbolRefAttr();
         if (!in || shift != 1 || group != ring.getGroupAttr() ||
             in != pieces[k - 1])
           return std::nullopt;
@@ -691,10 +691,11 @@ void ScheduleVerifier::compareWithReference() {
   // pipelines.
   if (sh.pipelines > 0) {
     if (valuesMatch && options.remarks)
-      func.emitRemark() << sh.pipelines
-                        << " chunk pipeline(s) recognised; returned values "
-                           "match the reference, op counts and per-group "
-                           "collective sequences are not compared";
+      mlir::emitRemark(func.getLoc())
+          << sh.pipelines
+          << " chunk pipeline(s) recognised; returned values "
+             "match the reference, op counts and per-group "
+             "collective sequences are not compared";
     return;
   }
 
@@ -762,7 +763,7 @@ LogicalResult ScheduleVerifier::run() {
     return failure();
 
   if (options.remarks) {
-    InFlightDiagnostic remark = func.emitRemark();
+    InFlightDiagnostic remark = mlir::emitRemark(func.getLoc());
     remark << "schedule verified";
     if (!explicitSync)
       remark << " on the simulator's default streams (no stream attributes: "

@@ -165,8 +165,8 @@ std::optional<Result> sim::simulate(const Problem &problem,
         const Task &t = problem.tasks[r.task];
         if (t.kind == TaskKind::Collective && r.admitted)
           commResident = true;
-        bool isNew = t.kind == TaskKind::Gemm &&
-                     result.timings[r.task].startUs == now;
+        bool isNew =
+            t.kind == TaskKind::Gemm && result.timings[r.task].startUs == now;
         if (isNew || (t.kind == TaskKind::Collective && !r.admitted))
           arrivals.push_back(i);
       }
@@ -183,8 +183,8 @@ std::optional<Result> sim::simulate(const Problem &problem,
           r.holdsSms = !commResident;
           continue;
         }
-        bool blocked = std::any_of(
-            running.begin(), running.end(), [&](const Running &g) {
+        bool blocked =
+            std::any_of(running.begin(), running.end(), [&](const Running &g) {
               return g.holdsSms &&
                      leavesNoRoom(problem, problem.tasks[g.task], t.commSms);
             });

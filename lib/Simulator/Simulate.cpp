@@ -21,9 +21,8 @@ FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
   if (!targetOverride.empty()) {
     target = TargetAttr::getPreset(module.getContext(), targetOverride);
     if (!target) {
-      auto diag = module.emitError()
-                  << "unknown target preset '" << targetOverride
-                  << "'; known presets: ";
+      auto diag = module.emitError() << "unknown target preset '"
+                                     << targetOverride << "'; known presets: ";
       llvm::interleaveComma(TargetAttr::getPresetNames(), diag);
       return failure();
     }
@@ -81,8 +80,8 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     return func.emitError("cannot simulate a function without a body");
   if (!func.getBody().hasOneBlock())
     return func.emitError("tandem-simulate needs a single-block function; '@")
-           << func.getSymName() << "' has "
-           << func.getBody().getBlocks().size() << " blocks";
+           << func.getSymName() << "' has " << func.getBody().getBlocks().size()
+           << " blocks";
   Block &block = func.getBody().front();
   const GpuSpec &gpu = model.gpu();
 
@@ -112,14 +111,14 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     if (isa<func::ReturnOp>(op))
       continue;
     if (auto attr = op.getAttr(kStreamAttrName);
-        attr && (!isa<IntegerAttr>(attr) ||
-                 cast<IntegerAttr>(attr).getInt() < 0))
-      return op.emitError() << "'" << kStreamAttrName
-                            << "' must be a non-negative integer";
+        attr &&
+        (!isa<IntegerAttr>(attr) || cast<IntegerAttr>(attr).getInt() < 0))
+      return op.emitError()
+             << "'" << kStreamAttrName << "' must be a non-negative integer";
     for (StringRef name : {kSmTargetAttrName, kCommSmsAttrName})
       if (auto attr = op.getAttr(name); attr && !isa<IntegerAttr>(attr))
-        return op.emitError() << "'" << name << "' must be an integer, got "
-                              << attr;
+        return op.emitError()
+               << "'" << name << "' must be an integer, got " << attr;
     sim::Task task;
     task.name = opLabel(&op, position);
     if (auto compute = dyn_cast<ComputeOpInterface>(&op)) {
@@ -141,8 +140,8 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
         task.overheadUs = gpu.launchOverheadUs;
         task.smTarget = smTarget.value_or(0);
       } else {
-        task.kind = e->memoryBound ? sim::TaskKind::Memory
-                                   : sim::TaskKind::Compute;
+        task.kind =
+            e->memoryBound ? sim::TaskKind::Memory : sim::TaskKind::Compute;
       }
       ++report.numComputeOps;
       report.computeUs += e->timeUs;
@@ -152,8 +151,8 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
       if (groupIt == groups.end()) {
         GroupOp group = lookupGroup(&op, collective.getGroupAttr());
         if (!group)
-          return op.emitError() << "process group @" << groupName
-                                << " not found";
+          return op.emitError()
+                 << "process group @" << groupName << " not found";
         groupIt = groups.try_emplace(groupName, GroupSpec::fromOp(group)).first;
       }
       std::optional<int64_t> ctas = getIntAttr(&op, kCommSmsAttrName);
@@ -293,13 +292,12 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
   report.staticPeakMemoryBytes = computePeakMemory(block).peakBytes;
 
   DependenceGraph graph(block);
-  report.criticalPathUs =
-      graph
-          .getCriticalPath([&](Operation *op) {
-            auto it = aloneOf.find(op);
-            return it == aloneOf.end() ? 0.0 : it->second;
-          })
-          .lengthUs;
+  report.criticalPathUs = graph
+                              .getCriticalPath([&](Operation *op) {
+                                auto it = aloneOf.find(op);
+                                return it == aloneOf.end() ? 0.0 : it->second;
+                              })
+                              .lengthUs;
   return report;
 }
 
@@ -368,12 +366,12 @@ void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
         {"pid", int64_t(pid)},
         {"args", llvm::json::Object{{"name", "simulated @" + r.function}}}});
     for (auto [tid, name] : llvm::enumerate(r.problem.streamNames))
-      events.push_back(llvm::json::Object{
-          {"ph", "M"},
-          {"name", "thread_name"},
-          {"pid", int64_t(pid)},
-          {"tid", int64_t(tid)},
-          {"args", llvm::json::Object{{"name", name}}}});
+      events.push_back(
+          llvm::json::Object{{"ph", "M"},
+                             {"name", "thread_name"},
+                             {"pid", int64_t(pid)},
+                             {"tid", int64_t(tid)},
+                             {"args", llvm::json::Object{{"name", name}}}});
     for (auto [id, task] : llvm::enumerate(r.problem.tasks)) {
       const sim::Timing &t = r.result.timings[id];
       double dur = t.endUs - t.startUs;
@@ -382,15 +380,14 @@ void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
           {"slowdown", task.aloneUs > 0 ? dur / task.aloneUs : 1.0}};
       if (task.kind == sim::TaskKind::Collective)
         args["waited_for_sms_us"] = t.admittedUs - t.startUs;
-      events.push_back(llvm::json::Object{
-          {"ph", "X"},
-          {"name", task.name},
-          {"cat", taskKindName(task.kind)},
-          {"pid", int64_t(pid)},
-          {"tid", int64_t(task.stream)},
-          {"ts", t.startUs},
-          {"dur", dur},
-          {"args", std::move(args)}});
+      events.push_back(llvm::json::Object{{"ph", "X"},
+                                          {"name", task.name},
+                                          {"cat", taskKindName(task.kind)},
+                                          {"pid", int64_t(pid)},
+                                          {"tid", int64_t(task.stream)},
+                                          {"ts", t.startUs},
+                                          {"dur", dur},
+                                          {"args", std::move(args)}});
     }
   }
   llvm::json::Object root{{"traceEvents", std::move(events)},

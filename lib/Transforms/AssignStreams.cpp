@@ -40,7 +40,7 @@ struct AssignStreamsPass
       for (Operation *op : assignment->blockingOnCompute)
         op->emitRemark("blocking collective stays on the compute stream; run "
                        "tandem-async-collectives to overlap it");
-      InFlightDiagnostic remark = func.emitRemark();
+      InFlightDiagnostic remark = mlir::emitRemark(func.getLoc());
       remark << "'@" << func.getSymName()
              << "': " << assignment->streams.numStreams() << " stream(s) (";
       for (auto [i, name] : llvm::enumerate(assignment->streams.names))

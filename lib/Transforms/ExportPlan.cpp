@@ -87,11 +87,12 @@ struct ExportPlanPass
       }
     numSteps += plan->steps.size();
     arenaBytes += plan->arenaBytes;
-    func.emitRemark() << "plan: " << plan->steps.size() << " steps on "
-                      << plan->numStreams << " stream(s), " << plan->numEvents
-                      << " event(s), " << plan->buffers.size() << " buffers ("
-                      << temps << " in the arena); arena " << plan->arenaBytes
-                      << " bytes for " << tempBytes << " bytes of temporaries";
+    mlir::emitRemark(func.getLoc())
+        << "plan: " << plan->steps.size() << " steps on " << plan->numStreams
+        << " stream(s), " << plan->numEvents << " event(s), "
+        << plan->buffers.size() << " buffers (" << temps
+        << " in the arena); arena " << plan->arenaBytes << " bytes for "
+        << tempBytes << " bytes of temporaries";
     markAllAnalysesPreserved();
   }
 };

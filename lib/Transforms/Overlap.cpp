@@ -26,8 +26,7 @@ using namespace mlir;
 using namespace mlir::tandem;
 
 namespace {
-struct OverlapPass
-    : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
+struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -91,7 +90,7 @@ struct OverlapPass
           return signalPassFailure();
         chosen = choice->chosen;
         applied = choice->applied;
-        auto remark = func.emitRemark()
+        auto remark = mlir::emitRemark(func.getLoc())
                       << "strategy " << stringifyStrategy(chosen)
                       << " chosen; predicted spans:";
         for (auto [candidate, span] : choice->spansUs)

@@ -24,7 +24,8 @@ using namespace mlir::tandem;
 #define DEBUG_TYPE "tandem-simulate"
 
 namespace {
-struct SimulatePass : public mlir::tandem::impl::TandemSimulateBase<SimulatePass> {
+struct SimulatePass
+    : public mlir::tandem::impl::TandemSimulateBase<SimulatePass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -67,7 +67,7 @@ struct GroupSpec {
   int64_t linksPerGpu = 1;
   double linkBytesPerUs = 0; ///< Per link, per direction.
   double linkLatencyUs = 0;
-  int64_t gpusPerNode = 0;   ///< Hierarchical only.
+  int64_t gpusPerNode = 0; ///< Hierarchical only.
   double interNodeBytesPerUs = 0;
   double interNodeLatencyUs = 0;
 
@@ -166,10 +166,10 @@ llvm::StringRef stringifyAlgorithm(CollectiveAlgorithm algorithm);
 
 struct ComputeEstimate {
   double timeUs = 0;
-  int64_t sms = 0;   ///< SMs the estimate assumed.
-  int64_t tiles = 0; ///< GEMM output tiles (0 for other ops).
-  int64_t waves = 0; ///< GEMM waves on `sms` SMs.
-  double tileUs = 0; ///< GEMM: time of one wave.
+  int64_t sms = 0;    ///< SMs the estimate assumed.
+  int64_t tiles = 0;  ///< GEMM output tiles (0 for other ops).
+  int64_t waves = 0;  ///< GEMM waves on `sms` SMs.
+  double tileUs = 0;  ///< GEMM: time of one wave.
   double floorUs = 0; ///< Memory-roofline time, independent of SMs.
   bool memoryBound = false;
 };
@@ -212,9 +212,8 @@ public:
   double hbmTimeUs(double bytes) const;
   /// Time of a compute op on `sms` SMs (0 = all). Fails (with a reason in
   /// `error`) for element types the target has no peak for.
-  std::optional<ComputeEstimate> compute(ComputeOpInterface op,
-                                         std::string &error,
-                                         int64_t sms = 0) const;
+  std::optional<ComputeEstimate>
+  compute(ComputeOpInterface op, std::string &error, int64_t sms = 0) const;
   /// Time of a collective with `ctas` CTAs (0 = the target's default). With
   /// `forced` unset, the fastest algorithm the topology allows is chosen.
   CollectiveEstimate

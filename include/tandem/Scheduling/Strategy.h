@@ -1,4 +1,5 @@
-//===- Strategy.h - Overlap strategies and the automatic choice --*- C++ -*-===//
+//===- Strategy.h - Overlap strategies and the automatic choice --*- C++
+//-*-===//
 //
 // The strategies of the tandem-overlap pipeline as library calls, and the
 // `auto` choice: simulate every candidate on a copy of the function and keep

@@ -1,4 +1,5 @@
-//===- Engine.h - Discrete-event simulation of a multi-stream schedule -*-C++-*-//
+//===- Engine.h - Discrete-event simulation of a multi-stream schedule
+//-*-C++-*-//
 //
 // The simulation core. It works on tasks, not IR (its only tie to the
 // compiler is the cost model's ContentionTable), so that it can be tested on
