@@ -694,3 +694,36 @@ CostModel::collective(CollectiveKind kind, int64_t payloadBytes,
   }
   return best;
 }
+
+//===----------------------------------------------------------------------===//
+// ComputeEstimateCache
+//===----------------------------------------------------------------------===//
+
+static llvm::hash_code hashType(Value v) { return hash_value(v.getType()); }
+
+static LogicalResult sameType(Value a, Value b) {
+  return success(a.getType() == b.getType());
+}
+
+static constexpr OperationEquivalence::Flags kStructural =
+    OperationEquivalence::IgnoreLocations |
+    OperationEquivalence::IgnoreDiscardableAttrs;
+
+std::optional<ComputeEstimate> ComputeEstimateCache::get(ComputeOpInterface op,
+                                                         std::string &error,
+                                                         int64_t sms) {
+  Operation *raw = op.getOperation();
+  llvm::hash_code key = llvm::hash_combine(
+      OperationEquivalence::computeHash(raw, hashType, hashType, kStructural),
+      sms);
+  llvm::SmallVector<Entry, 1> &bucket = entries[key];
+  for (const Entry &e : bucket)
+    if (e.sms == sms &&
+        (e.op == raw || OperationEquivalence::isEquivalentTo(
+                            e.op, raw, sameType, nullptr, kStructural)))
+      return e.estimate;
+  std::optional<ComputeEstimate> estimate = model.compute(op, error, sms);
+  if (estimate)
+    bucket.push_back({raw, sms, *estimate});
+  return estimate;
+}

@@ -125,22 +125,18 @@ static Timeline runWindow(ArrayRef<Phases> ops, double collectiveBesideUs,
 }
 
 /// Compute estimates on a given SM count, memoised: each window evaluates
-/// its GEMMs for every candidate budget and target.
+/// its GEMMs for every candidate budget and target, and identical layers
+/// share their estimates.
 class ComputeCache {
 public:
-  explicit ComputeCache(const CostModel &model) : model(model) {}
-  const ComputeEstimate &get(ComputeOpInterface op, int64_t sms) {
-    auto [it, inserted] = cache.try_emplace({op.getOperation(), sms});
-    if (inserted) {
-      std::string error; // Pricing cannot fail: every item was priced alone.
-      it->second = *model.compute(op, error, sms);
-    }
-    return it->second;
+  explicit ComputeCache(const CostModel &model) : cache(model) {}
+  ComputeEstimate get(ComputeOpInterface op, int64_t sms) {
+    std::string error; // Pricing cannot fail: every item was priced alone.
+    return *cache.get(op, error, sms);
   }
 
 private:
-  const CostModel &model;
-  llvm::DenseMap<std::pair<Operation *, int64_t>, ComputeEstimate> cache;
+  ComputeEstimateCache cache;
 };
 
 /// Predicts the window of `start` with CTA budget `k`. With `allSms`, every

@@ -105,6 +105,8 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     return unsigned(*s);
   };
 
+  ComputeEstimateCache estimates(model);
+  problem.tasks.reserve(block.getOperations().size());
   unsigned position = 0;
   for (Operation &op : block) {
     ++position;
@@ -127,7 +129,7 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
       if (smTarget && (*smTarget < 1 || *smTarget > gpu.smCount))
         return op.emitError() << "'" << kSmTargetAttrName << "' must be in [1, "
                               << gpu.smCount << "], got " << *smTarget;
-      std::optional<ComputeEstimate> e = model.compute(compute, error);
+      std::optional<ComputeEstimate> e = estimates.get(compute, error);
       if (!e)
         return op.emitError() << error;
       task.aloneUs = e->timeUs;

@@ -23,6 +23,7 @@
 
 #include "tandem/Dialect/Tandem/TandemOps.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -232,6 +233,29 @@ private:
   GpuSpec spec;
   ContentionTable table;
   CommParams commParams;
+};
+
+/// Memoised CostModel::compute for one caller (not thread-safe). Ops that
+/// differ only in their operands (not their types), results, location and
+/// discardable attributes get the same estimate, so the many identical
+/// layers and micro-batches of a step are priced once. The compute op
+/// interface reads nothing else (the dialect's ops derive FLOPs, bytes and
+/// shapes from their types and inherent attributes only).
+class ComputeEstimateCache {
+public:
+  explicit ComputeEstimateCache(const CostModel &model) : model(model) {}
+  /// As CostModel::compute(op, error, sms); errors are not cached.
+  std::optional<ComputeEstimate> get(ComputeOpInterface op, std::string &error,
+                                     int64_t sms = 0);
+
+private:
+  struct Entry {
+    Operation *op;
+    int64_t sms;
+    ComputeEstimate estimate;
+  };
+  const CostModel &model;
+  llvm::DenseMap<llvm::hash_code, llvm::SmallVector<Entry, 1>> entries;
 };
 
 /// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).
