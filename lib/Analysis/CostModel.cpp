@@ -713,6 +713,8 @@ std::optional<ComputeEstimate> ComputeEstimateCache::get(ComputeOpInterface op,
                                                          std::string &error,
                                                          int64_t sms) {
   Operation *raw = op.getOperation();
+  if (auto it = byOp.find({raw, sms}); it != byOp.end())
+    return it->second;
   llvm::hash_code key = llvm::hash_combine(
       OperationEquivalence::computeHash(raw, hashType, hashType, kStructural),
       sms);

@@ -255,6 +255,8 @@ private:
     ComputeEstimate estimate;
   };
   const CostModel &model;
+  /// Exact (op, sms) hits first; structural matches on a miss.
+  llvm::DenseMap<std::pair<Operation *, int64_t>, ComputeEstimate> byOp;
   llvm::DenseMap<llvm::hash_code, llvm::SmallVector<Entry, 1>> entries;
 };
 
