@@ -16,7 +16,8 @@ import os
 import statistics
 import sys
 
-STRATEGIES = ["none", "bulk", "te-preset", "reschedule", "pipeline", "auto"]
+STRATEGIES = ["none", "bulk", "te-preset", "te-preset+reschedule", "reschedule",
+              "pipeline", "auto"]
 
 
 def load(path):

@@ -11,7 +11,8 @@
 # TP defaults to the number of visible GPUs (nvidia-smi -L, restricted by
 # CUDA_VISIBLE_DEVICES); TP=1 is a dry run of the whole procedure on one GPU
 # (one-rank communicators: no communication is measured). prepare writes
-# OUT/tp.txt and run refuses a different TP. Environment:
+# OUT/tp.txt and OUT/cases.txt; run refuses a different TP and runs the
+# prepared cases (MODELS and SEQS apply to prepare only). Environment:
 #   BUILD    build directory with bin/ (default build)
 #   TP       tensor-parallel size (default: visible GPUs)
 #   SEQS     sequence lengths (default "4096 8192")
@@ -32,7 +33,7 @@ SEQS=${SEQS:-"4096 8192"}
 MODELS=${MODELS:-"gpt3-175b llama3-70b"}
 TARGET=${TARGET:-h200}
 PYTHON=${PYTHON:-python3}
-STRATEGIES=(none bulk te-preset reschedule pipeline auto)
+STRATEGIES=(none bulk te-preset te-preset+reschedule reschedule pipeline auto)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 
 die() { echo "multi-gpu.sh: $*" >&2; exit 2; }
@@ -60,6 +61,7 @@ prepare)
   TP=${TP:-$(visible_gpus)}
   mkdir -p "$out"
   echo "$TP" > "$out/tp.txt"
+  cases > "$out/cases.txt" # run takes these, not its own MODELS/SEQS
   cal=()
   if [ -n "${CALIBRATION:-}" ]; then
     [ -f "$CALIBRATION" ] || die "CALIBRATION=$CALIBRATION does not exist"
@@ -87,6 +89,7 @@ run)
   TP=${TP:-$(visible_gpus)}
   [ "$TP" = "$(cat "$out/tp.txt")" ] ||
     die "plans in $out are for TP=$(cat "$out/tp.txt") but TP=$TP here"
+  [ -f "$out/cases.txt" ] || die "$out/cases.txt missing: run 'prepare' again"
   mkdir -p "$out/machine"
   # The machine: topology, GPUs, driver, CUDA/NCCL/cuBLASLt as loaded.
   nvidia-smi topo -m > "$out/machine/topo.txt" 2>&1 || true
@@ -101,7 +104,7 @@ print("torch_nccl", ".".join(map(str, torch.cuda.nccl.version())))' \
   "$BUILD/bin/tandem-nccl-bench" --gpus "$TP" --min-bytes 1MiB \
     --max-bytes 1GiB --ctas "${NCCL_CTAS:-0,8,16}" --out "$out/nccl.json" \
     2> "$out/nccl.log"
-  for c in $(cases); do
+  for c in $(cat "$out/cases.txt"); do
     IFS='|' read -r name model seq <<<"$c"
     for s in "${STRATEGIES[@]}"; do
       echo "=== $name $s"
