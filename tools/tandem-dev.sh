@@ -104,7 +104,7 @@ run_tests() {
   # awk alone, so that a category lit did not print counts as 0.
   passed=$(awk -F: '/^ *Passed *:/ {s+=$2} END {print s+0}' "$log")
   failed=$(awk -F: '/^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {s+=$2} END {print s+0}' "$log")
-  skipped=$(awk -F: '/^ *(Unsupported|Expectedly Failed) *:/ {s+=$2} END {print s+0}' "$log")
+  skipped=$(awk -F: '/^ *(Skipped|Unsupported|Expectedly Failed) *:/ {s+=$2} END {print s+0}' "$log")
   echo "$passed passed, $failed failed, $skipped skipped"
   if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
     exit 1
