@@ -132,45 +132,30 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     from.getBody().cloneInto(&to.getBody(), mapping);
   };
 
-  // Three independent chains: strategies that extend another one start
-  // from a copy of its result, taken before the CTA budgets (which come
-  // last in every strategy). Each chain has its own OpTimer (it caches).
+  // Three independent chains, each a base strategy and its extension with
+  // AG-WGRAD: the extension starts from a copy of the base taken before the
+  // CTA budgets (which come last in every strategy). Each chain has its own
+  // OpTimer (it caches).
   const CostModel &model = timer.costModel();
+  auto chain = [&](func::FuncOp base, func::FuncOp extended,
+                   std::optional<PipelineOptions> pipeline) {
+    OpTimer local(model);
+    fill(base, func);
+    if (pipeline)
+      pipelineCollectiveMatmuls(base, local, *pipeline);
+    convertToAsyncCollectives(base);
+    bulkOverlap(base, local, bulkOptions);
+    fill(extended, base);
+    assignCtaBudgets(base, local, quiet);
+    rescheduleWgrad(extended, local, reschedule);
+    assignCtaBudgets(extended, local, quiet);
+  };
+  PipelineOptions tePipeline = pipelineOptions;
+  tePipeline.transformerEnginePreset = true;
   std::function<void()> chains[] = {
-      [&] {
-        OpTimer local(model);
-        fill(bulk, func);
-        convertToAsyncCollectives(bulk);
-        bulkOverlap(bulk, local, bulkOptions);
-        fill(rescheduled, bulk);
-        assignCtaBudgets(bulk, local, quiet);
-        rescheduleWgrad(rescheduled, local, reschedule);
-        assignCtaBudgets(rescheduled, local, quiet);
-      },
-      [&] {
-        OpTimer local(model);
-        fill(pipelined, func);
-        pipelineCollectiveMatmuls(pipelined, local, pipelineOptions);
-        convertToAsyncCollectives(pipelined);
-        bulkOverlap(pipelined, local, bulkOptions);
-        fill(both, pipelined);
-        assignCtaBudgets(pipelined, local, quiet);
-        rescheduleWgrad(both, local, reschedule);
-        assignCtaBudgets(both, local, quiet);
-      },
-      [&] {
-        OpTimer local(model);
-        fill(te, func);
-        PipelineOptions tePipeline = pipelineOptions;
-        tePipeline.transformerEnginePreset = true;
-        pipelineCollectiveMatmuls(te, local, tePipeline);
-        convertToAsyncCollectives(te);
-        bulkOverlap(te, local, bulkOptions);
-        fill(teRescheduled, te);
-        assignCtaBudgets(te, local, quiet);
-        rescheduleWgrad(teRescheduled, local, reschedule);
-        assignCtaBudgets(teRescheduled, local, quiet);
-      }};
+      [&] { chain(bulk, rescheduled, std::nullopt); },
+      [&] { chain(pipelined, both, pipelineOptions); },
+      [&] { chain(te, teRescheduled, tePipeline); }};
   parallelForEach(module.getContext(), chains,
                   [](const std::function<void()> &chain) { chain(); });
 
