@@ -560,8 +560,12 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
   std::optional<double> rejectedUs; // The first attempt that did not pay.
   auto tryGroup = [&](ArrayRef<ResidencyWait *> group) -> LogicalResult {
     SmallVector<std::pair<Operation *, Attribute>> previous = apply(group);
-    if (previous.empty())
+    if (previous.empty()) {
+      // Its GEMMs already have the targets (kept from an earlier group).
+      for (ResidencyWait *w : group)
+        w->outcome = ResidencyWait::Outcome::Relieved;
       return success();
+    }
     FailureOr<SimulationReport> after =
         simulateFunction(func, model, /*spanOnly=*/true);
     if (failed(after))
