@@ -45,12 +45,14 @@ install_missing() {
 
 build() {
   echo "== configuring in $BUILD_DIR"
+  mkdir -p "$BUILD_DIR"
+  local log="$BUILD_DIR/configure.log"
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-    -DLLVM_EXTERNAL_LIT="$LLVM_BIN/lit" >"$BUILD_DIR.configure.log" 2>&1 || {
-    cat "$BUILD_DIR.configure.log" >&2
+    -DLLVM_EXTERNAL_LIT="$LLVM_BIN/lit" >"$log" 2>&1 || {
+    cat "$log" >&2
     exit 1
   }
-  grep -E "Tandem runtime" "$BUILD_DIR.configure.log" || true
+  grep -E "Tandem runtime" "$log" || true
   echo "== building (-j$JOBS)"
   ninja -C "$BUILD_DIR" -j"$JOBS"
 }
