@@ -23,6 +23,7 @@
 #include "tandem/runtime/Environment.h"
 #include "tandem/runtime/Format.h"
 #include "tandem/runtime/Kernels.h"
+#include "tandem/runtime/ToolSupport.h"
 
 #include <cuda_runtime_api.h>
 
@@ -102,31 +103,6 @@ bool parseInt(const char *text, int &out) {
   return true;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/// Holds a stream until the host has enqueued everything behind it.
-class HostGate {
-public:
-  void close(cudaStream_t stream) {
-    open.store(false);
-    check(cudaLaunchHostFunc(stream, &HostGate::wait, this),
-          "cudaLaunchHostFunc");
-  }
-  void release() { open.store(true); }
-
-private:
-  static void CUDART_CB wait(void *self) {
-    auto *gate = static_cast<HostGate *>(self);
-    while (!gate->open.load())
-      std::this_thread::yield();
-  }
-  std::atomic<bool> open{true};
-};
-
 /// Elapsed milliseconds between two completed events, in microseconds.
 double elapsedUs(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0;
@@ -179,7 +155,7 @@ double timeAlone(Device &d, cudaStream_t stream, const Work &work) {
   check(cudaStreamSynchronize(stream), "warm-up");
   std::vector<double> times;
   for (int i = 0; i < d.reps; ++i) {
-    d.gate.close(stream);
+    check(d.gate.close(stream), "cudaLaunchHostFunc");
     check(cudaEventRecord(d.ev[0], stream), "cudaEventRecord");
     work(stream);
     check(cudaEventRecord(d.ev[1], stream), "cudaEventRecord");
@@ -204,7 +180,7 @@ Overlap timeOverlapped(Device &d, const Work &primary, const Work &copy) {
   check(cudaDeviceSynchronize(), "warm-up");
   std::vector<double> p, c, s;
   for (int i = 0; i < d.reps; ++i) {
-    d.gate.close(d.compute);
+    check(d.gate.close(d.compute), "cudaLaunchHostFunc");
     check(cudaEventRecord(d.ev[0], d.compute), "cudaEventRecord");
     check(cudaStreamWaitEvent(d.comm, d.ev[0], 0), "cudaStreamWaitEvent");
     check(cudaEventRecord(d.ev[2], d.comm), "cudaEventRecord");

@@ -16,6 +16,7 @@
 
 #include "tandem/runtime/Environment.h"
 #include "tandem/runtime/Format.h"
+#include "tandem/runtime/ToolSupport.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -275,24 +276,6 @@ int parseArgs(int argc, char **argv, Options &o) {
   return 0;
 }
 
-/// Holds a stream until the host has enqueued everything behind it.
-class HostGate {
-public:
-  void close(cudaStream_t stream, cudaError_t &status) {
-    open.store(false);
-    status = cudaLaunchHostFunc(stream, &HostGate::wait, this);
-  }
-  void release() { open.store(true); }
-
-private:
-  static void CUDART_CB wait(void *self) {
-    auto *gate = static_cast<HostGate *>(self);
-    while (!gate->open.load())
-      std::this_thread::yield();
-  }
-  std::atomic<bool> open{true};
-};
-
 /// One measured (CTA budget, collective, size): per-rank, per-repetition
 /// time of one collective in microseconds.
 struct Case {
@@ -466,9 +449,7 @@ void rankMain(const Options &o, int world, const std::vector<ncclUniqueId> &ids,
     }
     std::vector<double> &times = c.rankRepUs[r.rank];
     for (int rep = 0; rep < o.reps; ++rep) {
-      cudaError_t gateStatus;
-      gate.close(stream, gateStatus);
-      bool ok = cuda(gateStatus, "cudaLaunchHostFunc") &&
+      bool ok = cuda(gate.close(stream), "cudaLaunchHostFunc") &&
                 cuda(cudaEventRecord(start, stream), "cudaEventRecord");
       for (int i = 0; ok && i < o.iters; ++i)
         ok = issue(c, comm);
@@ -494,12 +475,6 @@ std::string num(double v, const char *format = "%.3f") {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 std::string envOrNull(const char *name) {

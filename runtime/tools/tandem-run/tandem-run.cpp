@@ -12,6 +12,7 @@
 #include "tandem/runtime/Executor.h"
 #include "tandem/runtime/Format.h"
 #include "tandem/runtime/Plan.h"
+#include "tandem/runtime/ToolSupport.h"
 
 #include <cuda_runtime_api.h>
 
@@ -319,14 +320,6 @@ void rankMain(const Plan &plan, const Plan *reference, const Options &o,
   if (reference)
     runPlan(*reference, o, rank, world, device, shared.referenceIds, 0, 1,
             false, r, r.referenceOutputs);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /// Time during which no compute step runs on any stream.
