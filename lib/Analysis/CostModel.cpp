@@ -469,13 +469,29 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   return e;
 }
 
+ComputeCostInputs ComputeCostInputs::of(ComputeOpInterface op) {
+  ComputeCostInputs in;
+  in.elementType = op.getComputeElementType();
+  in.bytes = op.getBytesAccessed();
+  in.flops = op.getFlops();
+  in.kind = op.getComputeKind();
+  in.gemmShape = op.getGemmShape();
+  return in;
+}
+
 std::optional<ComputeEstimate> CostModel::compute(ComputeOpInterface op,
                                                   std::string &error,
                                                   int64_t sms) const {
-  Type elementType = op.getComputeElementType();
-  double bytes = op.getBytesAccessed();
-  double flops = op.getFlops();
-  ComputeKind kind = op.getComputeKind();
+  return compute(ComputeCostInputs::of(op), error, sms);
+}
+
+std::optional<ComputeEstimate> CostModel::compute(const ComputeCostInputs &in,
+                                                  std::string &error,
+                                                  int64_t sms) const {
+  Type elementType = in.elementType;
+  double bytes = in.bytes;
+  double flops = in.flops;
+  ComputeKind kind = in.kind;
   // An op that computes and moves nothing (a view) launches no kernel.
   if (flops == 0.0 && bytes == 0.0) {
     ComputeEstimate e;
@@ -490,8 +506,8 @@ std::optional<ComputeEstimate> CostModel::compute(ComputeOpInterface op,
        << elementType;
     return std::nullopt;
   }
-  if (std::optional<GemmShape> shape = op.getGemmShape())
-    return gemm(*shape, elementType, bytes, sms);
+  if (in.gemmShape)
+    return gemm(*in.gemmShape, elementType, bytes, sms);
 
   ComputeEstimate e;
   e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
@@ -699,33 +715,11 @@ CostModel::collective(CollectiveKind kind, int64_t payloadBytes,
 // ComputeEstimateCache
 //===----------------------------------------------------------------------===//
 
-static llvm::hash_code hashType(Value v) { return hash_value(v.getType()); }
-
-static LogicalResult sameType(Value a, Value b) {
-  return success(a.getType() == b.getType());
-}
-
-static constexpr OperationEquivalence::Flags kStructural =
-    OperationEquivalence::IgnoreLocations |
-    OperationEquivalence::IgnoreDiscardableAttrs;
-
 std::optional<ComputeEstimate> ComputeEstimateCache::get(ComputeOpInterface op,
                                                          std::string &error,
                                                          int64_t sms) {
-  Operation *raw = op.getOperation();
-  if (auto it = byOp.find({raw, sms}); it != byOp.end())
-    return it->second;
-  llvm::hash_code key = llvm::hash_combine(
-      OperationEquivalence::computeHash(raw, hashType, hashType, kStructural),
-      sms);
-  llvm::SmallVector<Entry, 1> &bucket = entries[key];
-  for (const Entry &e : bucket)
-    if (e.sms == sms &&
-        (e.op == raw || OperationEquivalence::isEquivalentTo(
-                            e.op, raw, sameType, nullptr, kStructural)))
-      return e.estimate;
-  std::optional<ComputeEstimate> estimate = model.compute(op, error, sms);
-  if (estimate)
-    bucket.push_back({raw, sms, *estimate});
-  return estimate;
+  auto [it, inserted] = inputs.try_emplace(op.getOperation());
+  if (inserted)
+    it->second = ComputeCostInputs::of(op);
+  return model.compute(it->second, error, sms);
 }

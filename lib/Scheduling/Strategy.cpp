@@ -9,6 +9,8 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include <atomic>
+
 using namespace mlir;
 using namespace mlir::tandem;
 
@@ -132,35 +134,6 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     from.getBody().cloneInto(&to.getBody(), mapping);
   };
 
-  // Three independent chains, each a base strategy and its extension with
-  // AG-WGRAD: the extension starts from a copy of the base taken before the
-  // CTA budgets (which come last in every strategy). Each chain has its own
-  // OpTimer (it caches).
-  const CostModel &model = timer.costModel();
-  auto chain = [&](func::FuncOp base, func::FuncOp extended,
-                   std::optional<PipelineOptions> pipeline) {
-    OpTimer local(model);
-    fill(base, func);
-    if (pipeline)
-      pipelineCollectiveMatmuls(base, local, *pipeline);
-    convertToAsyncCollectives(base);
-    bulkOverlap(base, local, bulkOptions);
-    fill(extended, base);
-    assignCtaBudgets(base, local, quiet);
-    rescheduleWgrad(extended, local, reschedule);
-    assignCtaBudgets(extended, local, quiet);
-  };
-  PipelineOptions tePipeline = pipelineOptions;
-  tePipeline.transformerEnginePreset = true;
-  std::function<void()> chains[] = {
-      [&] { chain(bulk, rescheduled, std::nullopt); },
-      [&] { chain(pipelined, both, pipelineOptions); },
-      [&] { chain(te, teRescheduled, tePipeline); }};
-  parallelForEach(module.getContext(), chains,
-                  [](const std::function<void()> &chain) { chain(); });
-
-  // Simulate every candidate (read-only, in parallel), then pick in a fixed
-  // order: a later (more aggressive) strategy must be strictly faster.
   std::pair<OverlapStrategy, func::FuncOp> candidates[] = {
       {OverlapStrategy::None, func},
       {OverlapStrategy::Bulk, bulk},
@@ -169,17 +142,50 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
       {OverlapStrategy::PipelineReschedule, both},
       {OverlapStrategy::TePreset, te},
       {OverlapStrategy::TePresetReschedule, teRescheduled}};
+  const CostModel &model = timer.costModel();
   std::vector<std::optional<SimulationReport>> reports(std::size(candidates));
-  LogicalResult simulated = failableParallelForEachN(
-      module.getContext(), 0, std::size(candidates), [&](size_t i) {
-        FailureOr<SimulationReport> report =
-            simulateFunction(candidates[i].second, model, /*spanOnly=*/true);
-        if (failed(report))
-          return failure();
-        reports[i] = std::move(*report);
-        return success();
-      });
-  if (failed(simulated))
+  std::atomic<bool> failedSimulation{false};
+  auto simulate = [&](size_t i) {
+    FailureOr<SimulationReport> report =
+        simulateFunction(candidates[i].second, model, /*spanOnly=*/true);
+    if (failed(report))
+      failedSimulation = true;
+    else
+      reports[i] = std::move(*report);
+  };
+
+  // Three independent chains, each a base strategy and its extension with
+  // AG-WGRAD: the extension starts from a copy of the base taken before the
+  // CTA budgets (which come last in every strategy). Each chain has its own
+  // OpTimer (it caches) and simulates its two candidates as soon as they
+  // are built (read-only), so that a short chain's simulations run while a
+  // long chain is still transforming; the input's simulation is a task of
+  // its own.
+  auto chain = [&](size_t baseIndex, std::optional<PipelineOptions> pipeline) {
+    func::FuncOp base = candidates[baseIndex].second,
+                 extended = candidates[baseIndex + 1].second;
+    OpTimer local(model);
+    fill(base, func);
+    if (pipeline)
+      pipelineCollectiveMatmuls(base, local, *pipeline);
+    convertToAsyncCollectives(base);
+    bulkOverlap(base, local, bulkOptions);
+    fill(extended, base);
+    assignCtaBudgets(base, local, quiet);
+    simulate(baseIndex);
+    rescheduleWgrad(extended, local, reschedule);
+    assignCtaBudgets(extended, local, quiet);
+    simulate(baseIndex + 1);
+  };
+  PipelineOptions tePipeline = pipelineOptions;
+  tePipeline.transformerEnginePreset = true;
+  // Longest first: the TE chain's ring steps make it the largest.
+  std::function<void()> tasks[] = {
+      [&] { chain(5, tePipeline); }, [&] { chain(3, pipelineOptions); },
+      [&] { chain(1, std::nullopt); }, [&] { simulate(0); }};
+  parallelForEach(module.getContext(), tasks,
+                  [](const std::function<void()> &task) { task(); });
+  if (failedSimulation)
     return failure();
   SmallVector<std::optional<double>> spans(std::size(candidates));
   for (auto [i, report] : llvm::enumerate(reports))
@@ -196,7 +202,7 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     llvm::stable_sort(
         order, [&](size_t a, size_t b) { return *spans[a] < *spans[b]; });
     order.resize(std::min<size_t>(order.size(), 2));
-    simulated = failableParallelForEach(
+    LogicalResult relieved = failableParallelForEach(
         module.getContext(), order, [&](size_t i) -> LogicalResult {
           FailureOr<ResidencyRelief> relief =
               relieveSmResidency(candidates[i].second, model, &*reports[i]);
@@ -206,9 +212,9 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
             spans[i] = relief->spanAfterUs;
           return success();
         });
+    if (failed(relieved))
+      return failure();
   }
-  if (failed(simulated))
-    return failure();
 
   double best = 0;
   func::FuncOp bestCopy; // null while the input itself is best

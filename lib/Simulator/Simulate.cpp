@@ -10,6 +10,8 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -53,8 +55,8 @@ FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
 }
 
 /// Integer value of a discardable attribute, if present.
-static std::optional<int64_t> getIntAttr(Operation *op, StringRef name) {
-  if (auto attr = op->getAttrOfType<IntegerAttr>(name))
+static std::optional<int64_t> getIntAttr(Operation *op, StringAttr name) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(op->getDiscardableAttr(name)))
     return attr.getInt();
   return std::nullopt;
 }
@@ -94,9 +96,20 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
   llvm::StringMap<GroupSpec> groups;
   llvm::DenseMap<Operation *, unsigned> taskOf;
   llvm::DenseMap<Operation *, double> aloneOf;
+  // The scheduling attributes, looked up by their uniqued names; most ops
+  // carry no discardable attributes at all.
+  MLIRContext *ctx = func.getContext();
+  StringAttr streamName = StringAttr::get(ctx, kStreamAttrName),
+             smTargetName = StringAttr::get(ctx, kSmTargetAttrName),
+             commSmsName = StringAttr::get(ctx, kCommSmsAttrName);
+  // Collectives of one shape on one group cost the same (a step repeats them
+  // per layer and micro-batch).
+  using CollectiveKey =
+      std::tuple<CollectiveKind, int64_t, StringRef, int64_t, int64_t>;
+  std::map<CollectiveKey, CollectiveEstimate> collectiveEstimates;
 
   auto streamFor = [&](Operation *op, unsigned fallback) -> unsigned {
-    std::optional<int64_t> s = getIntAttr(op, kStreamAttrName);
+    std::optional<int64_t> s = getIntAttr(op, streamName);
     if (!s)
       return fallback;
     while (problem.streamNames.size() <= uint64_t(*s))
@@ -112,20 +125,28 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     ++position;
     if (isa<func::ReturnOp>(op))
       continue;
-    if (auto attr = op.getAttr(kStreamAttrName);
-        attr &&
-        (!isa<IntegerAttr>(attr) || cast<IntegerAttr>(attr).getInt() < 0))
-      return op.emitError()
-             << "'" << kStreamAttrName << "' must be a non-negative integer";
-    for (StringRef name : {kSmTargetAttrName, kCommSmsAttrName})
-      if (auto attr = op.getAttr(name); attr && !isa<IntegerAttr>(attr))
+    bool scheduled = !op.getDiscardableAttrDictionary().empty();
+    if (scheduled) {
+      if (auto attr = op.getDiscardableAttr(streamName);
+          attr &&
+          (!isa<IntegerAttr>(attr) || cast<IntegerAttr>(attr).getInt() < 0))
         return op.emitError()
-               << "'" << name << "' must be an integer, got " << attr;
+               << "'" << kStreamAttrName << "' must be a non-negative integer";
+      for (StringAttr name : {smTargetName, commSmsName})
+        if (auto attr = op.getDiscardableAttr(name);
+            attr && !isa<IntegerAttr>(attr))
+          return op.emitError() << "'" << name.getValue()
+                                << "' must be an integer, got " << attr;
+    }
     sim::Task task;
-    task.name = opLabel(&op, position);
+    // Names are for traces and errors; a span-only run names no task (its
+    // errors are reported by a full run below).
+    if (!spanOnly)
+      task.name = opLabel(&op, position);
     if (auto compute = dyn_cast<ComputeOpInterface>(&op)) {
       std::string error;
-      std::optional<int64_t> smTarget = getIntAttr(&op, kSmTargetAttrName);
+      std::optional<int64_t> smTarget =
+          scheduled ? getIntAttr(&op, smTargetName) : std::nullopt;
       if (smTarget && (*smTarget < 1 || *smTarget > gpu.smCount))
         return op.emitError() << "'" << kSmTargetAttrName << "' must be in [1, "
                               << gpu.smCount << "], got " << *smTarget;
@@ -133,7 +154,7 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
       if (!e)
         return op.emitError() << error;
       task.aloneUs = e->timeUs;
-      task.stream = streamFor(&op, 0);
+      task.stream = scheduled ? streamFor(&op, 0) : 0;
       if (e->tiles > 0) {
         task.kind = sim::TaskKind::Gemm;
         task.tiles = e->tiles;
@@ -157,7 +178,8 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
                  << "process group @" << groupName << " not found";
         groupIt = groups.try_emplace(groupName, GroupSpec::fromOp(group)).first;
       }
-      std::optional<int64_t> ctas = getIntAttr(&op, kCommSmsAttrName);
+      std::optional<int64_t> ctas =
+          scheduled ? getIntAttr(&op, commSmsName) : std::nullopt;
       if (ctas && (*ctas < 1 || *ctas >= gpu.smCount))
         return op.emitError() << "'" << kCommSmsAttrName << "' must be in [1, "
                               << gpu.smCount << "), got " << *ctas;
@@ -166,9 +188,15 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
         shift = permute.getShift();
       else if (auto permute = dyn_cast<PermuteStartOp>(&op))
         shift = permute.getShift();
-      CollectiveEstimate e = model.collective(
-          collective.getCollectiveKind(), collective.getPayloadBytes(),
-          groupIt->second, ctas.value_or(0), std::nullopt, shift);
+      int64_t payload = collective.getPayloadBytes();
+      auto [cached, inserted] = collectiveEstimates.try_emplace(
+          CollectiveKey{collective.getCollectiveKind(), payload,
+                        groupIt->first(), ctas.value_or(0), shift});
+      if (inserted)
+        cached->second = model.collective(
+            collective.getCollectiveKind(), payload, groupIt->second,
+            ctas.value_or(0), std::nullopt, shift);
+      const CollectiveEstimate &e = cached->second;
       task.kind = sim::TaskKind::Collective;
       task.aloneUs = e.timeUs;
       task.commSms = ctas.value_or(gpu.collectiveSms);
@@ -181,12 +209,12 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
           problem.streamNames.push_back(("comm @" + groupName).str());
         fallback = it->second;
       }
-      task.stream = streamFor(&op, fallback);
+      task.stream = scheduled ? streamFor(&op, fallback) : fallback;
       ++report.numCollectives;
       report.commUs += e.timeUs;
     } else if (isa<WaitOp>(op)) {
       task.kind = sim::TaskKind::Wait;
-      task.stream = streamFor(&op, 0);
+      task.stream = scheduled ? streamFor(&op, 0) : 0;
     } else {
       return op.emitError() << "'" << op.getName()
                             << "' has no cost model: tandem-simulate knows "
@@ -197,14 +225,18 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
         if (auto it = taskOf.find(def); it != taskOf.end())
           task.deps.push_back(it->second);
     taskOf[&op] = problem.tasks.size();
-    aloneOf[&op] = task.aloneUs;
+    if (!spanOnly)
+      aloneOf[&op] = task.aloneUs;
     problem.tasks.push_back(std::move(task));
   }
 
   std::string error;
   std::optional<sim::Result> result = sim::simulate(problem, error);
-  if (!result)
+  if (!result) {
+    if (spanOnly) // The error names tasks: run again with names.
+      return simulateFunction(func, model, /*spanOnly=*/false);
     return func.emitError() << error;
+  }
   report.result = std::move(*result);
   const std::vector<sim::Timing> &timing = report.result.timings;
   report.spanUs = report.result.spanUs;

@@ -175,6 +175,18 @@ struct ComputeEstimate {
   bool memoryBound = false;
 };
 
+/// What CostModel::compute reads from a compute op, through the compute op
+/// interface: everything an estimate depends on besides the SM count.
+struct ComputeCostInputs {
+  Type elementType;
+  double bytes = 0;
+  double flops = 0;
+  ComputeKind kind = ComputeKind::memory;
+  std::optional<GemmShape> gemmShape;
+
+  static ComputeCostInputs of(ComputeOpInterface op);
+};
+
 struct CollectiveEstimate {
   double timeUs = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
@@ -215,6 +227,10 @@ public:
   /// `error`) for element types the target has no peak for.
   std::optional<ComputeEstimate>
   compute(ComputeOpInterface op, std::string &error, int64_t sms = 0) const;
+  /// The same, from inputs read off an op earlier.
+  std::optional<ComputeEstimate> compute(const ComputeCostInputs &inputs,
+                                         std::string &error,
+                                         int64_t sms = 0) const;
   /// Time of a collective with `ctas` CTAs (0 = the target's default). With
   /// `forced` unset, the fastest algorithm the topology allows is chosen.
   CollectiveEstimate
@@ -235,29 +251,22 @@ private:
   CommParams commParams;
 };
 
-/// Memoised CostModel::compute for one caller (not thread-safe). Ops that
-/// differ only in their operands (not their types), results, location and
-/// discardable attributes get the same estimate, so the many identical
-/// layers and micro-batches of a step are priced once. The compute op
-/// interface reads nothing else (the dialect's ops derive FLOPs, bytes and
-/// shapes from their types and inherent attributes only).
+/// CostModel::compute for one caller (not thread-safe) that reads each op
+/// through the compute op interface once: the interface calls (types to
+/// bytes, FLOPs and GEMM shapes) are most of an estimate's cost, while the
+/// estimate itself, for any SM count, is a few arithmetic operations. (An
+/// earlier version shared estimates between structurally identical ops;
+/// hashing an op's structure cost more than pricing it again.)
 class ComputeEstimateCache {
 public:
   explicit ComputeEstimateCache(const CostModel &model) : model(model) {}
-  /// As CostModel::compute(op, error, sms); errors are not cached.
+  /// As CostModel::compute(op, error, sms).
   std::optional<ComputeEstimate> get(ComputeOpInterface op, std::string &error,
                                      int64_t sms = 0);
 
 private:
-  struct Entry {
-    Operation *op;
-    int64_t sms;
-    ComputeEstimate estimate;
-  };
   const CostModel &model;
-  /// Exact (op, sms) hits first; structural matches on a miss.
-  llvm::DenseMap<std::pair<Operation *, int64_t>, ComputeEstimate> byOp;
-  llvm::DenseMap<llvm::hash_code, llvm::SmallVector<Entry, 1>> entries;
+  llvm::DenseMap<Operation *, ComputeCostInputs> inputs;
 };
 
 /// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).

@@ -1,4 +1,5 @@
-//===- Simulate.h - Simulate a tandem function on its target -----*- C++ -*-===//
+//===- Simulate.h - Simulate a tandem function on its target -----*- C++
+//-*-===//
 //
 // Front end of the schedule simulator: turns a function of the tandem
 // dialect into a multi-stream problem (costs from the cost model), runs the
@@ -56,8 +57,9 @@ FailureOr<CostModel> buildCostModel(ModuleOp module, StringRef targetOverride,
 
 /// Simulates `func`. Emits errors at the offending op (no cost model for an
 /// op, unresolvable group, deadlock) and fails. With `spanOnly`, only the
-/// timing metrics are computed (no peak memory, no critical path): what a
-/// scheduler comparing candidates needs.
+/// timing metrics are computed (no peak memory, no critical path, and the
+/// problem's tasks carry no names): what a scheduler comparing candidates
+/// needs.
 FailureOr<SimulationReport> simulateFunction(func::FuncOp func,
                                              const CostModel &model,
                                              bool spanOnly = false);
