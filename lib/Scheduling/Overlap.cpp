@@ -334,6 +334,204 @@ static bool canPlaceChainBefore(ArrayRef<Operation *> chain, Operation *point,
   return true;
 }
 
+/// The wgrad's output rows split in two: each half reads half of the rows
+/// of op(lhs) (a view when lhs is not transposed, a copy otherwise) and the
+/// halves are reassembled along dimension 0, which their GEMMs write in
+/// place. Returns the new ops (slices, the two halves, the concat), created
+/// right before `wgrad`; the wgrad itself is left in place, unused.
+namespace {
+struct WgradSplit {
+  SmallVector<Operation *> slices;
+  MatmulOp first, second;
+  ConcatOp concat;
+  SmallVector<Operation *> all() const {
+    SmallVector<Operation *> ops(slices.begin(), slices.end());
+    ops.append({first, second, concat});
+    return ops;
+  }
+};
+} // namespace
+
+static std::optional<WgradSplit> splitWgradRows(MatmulOp wgrad) {
+  RankedTensorType lhsType = wgrad.getLhs().getType();
+  RankedTensorType resultType = wgrad.getType();
+  if (lhsType.getRank() != 2 || resultType.getRank() != 2)
+    return std::nullopt;
+  int64_t rows = resultType.getDimSize(0);
+  if (ShapedType::isDynamic(rows) || rows % 2 != 0 || rows < 256)
+    return std::nullopt;
+  // The result's rows are op(lhs)'s rows: lhs's dimension 1 when it is
+  // transposed.
+  int64_t dim = wgrad.getTransposeLhs() ? 1 : 0;
+  OpBuilder b(wgrad);
+  Location loc = wgrad.getLoc();
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  SmallVector<int64_t> half(lhsType.getShape());
+  half[dim] /= 2;
+  RankedTensorType halfLhs = lhsType.clone(half);
+  SmallVector<int64_t> halfRows(resultType.getShape());
+  halfRows[0] /= 2;
+  RankedTensorType halfResult = resultType.clone(halfRows);
+  WgradSplit split;
+  SmallVector<Value> products;
+  for (int64_t j = 0; j < 2; ++j) {
+    auto slice = SliceOp::create(b, loc, halfLhs, wgrad.getLhs(), i64(dim),
+                                 i64(j), i64(2), i64(1));
+    split.slices.push_back(slice);
+    auto product = cast<MatmulOp>(b.clone(*wgrad));
+    product->setOperand(0, slice.getResult());
+    product.getResult().setType(halfResult);
+    products.push_back(product.getResult());
+    (j == 0 ? split.first : split.second) = product;
+  }
+  split.concat =
+      ConcatOp::create(b, loc, resultType, products, i64(0), i64(1));
+  return split;
+}
+
+/// Wgrads the main phase left in windows that their other compute already
+/// covers hold spare compute: split such a wgrad's output rows in two and
+/// move one half into a later window that still has room (exposed
+/// communication), when the compute-stream time it saves exceeds what the
+/// split costs. Of the nearest such wgrads before the window, the one that
+/// saves the most net is split.
+template <typename ContendedFn, typename WindowOfFn>
+static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
+                              ArrayRef<MatmulOp> wgrads, OpTimer &timer,
+                              const BudgetGuard &guard, PositionIndex &pos,
+                              ContendedFn contendedUs, WindowOfFn windowOf,
+                              bool emitRemarks, RescheduleResult &result) {
+  // Rooms smaller than one extra launch cannot pay for a split.
+  const double minRoomUs = timer.costModel().gpu().launchOverheadUs;
+  // Donors priced per window (each pricing builds and erases the halves).
+  constexpr int kPricedDonors = 4;
+  SmallVector<MatmulOp> donors(wgrads.begin(), wgrads.end());
+  llvm::sort(donors,
+             [&](MatmulOp a, MatmulOp b) { return pos.isBefore(a, b); });
+  auto erase = [&](const WgradSplit &split) {
+    for (Operation *op : llvm::reverse(split.all())) {
+      pos.erased(op);
+      op->erase();
+    }
+  };
+  struct Offer {
+    MatmulOp *slot = nullptr; ///< The donor's entry in `donors`.
+    Window *home = nullptr;
+    SmallVector<Operation *> chain;
+    double saved = 0, extra = 0, moved = 0;
+    double net() const { return saved - extra; }
+  };
+
+  for (Window &w : windows) {
+    double room = w.capacityUs - w.usedUs;
+    if (room < minRoomUs)
+      continue;
+    auto end = llvm::partition_point(donors, [&](MatmulOp d) {
+      return !d || pos.isBefore(d, w.start);
+    });
+    std::optional<Offer> best, bestRejected;
+    int priced = 0;
+    for (auto it = std::make_reverse_iterator(end);
+         it != donors.rend() && priced < kPricedDonors; ++it) {
+      MatmulOp donor = *it;
+      if (!donor)
+        continue;
+      Window *home = windowOf(donor);
+      if (!home || home == &w)
+        continue;
+      double whole = contendedUs(donor, home->commSms);
+      if (home->usedUs - whole / 2 < home->capacityUs)
+        continue; // its window needs all of it
+      std::string why;
+      FailureOr<SmallVector<Operation *>> chain = collectChain(donor, why);
+      if (failed(chain) || !canPlaceChainBefore(*chain, w.wait, pos))
+        continue;
+      std::optional<WgradSplit> split = splitWgradRows(donor);
+      if (!split)
+        continue;
+      ++priced;
+      // The compute stream saves: the half (alone a, contended c beside the
+      // collective) fills the idle room R; if it fits (c <= R), a leaves
+      // the stream elsewhere, else it does R * a / c of its work during R.
+      // The split adds the slices' copies and the halves' extra launch and
+      // wave quantisation.
+      Offer offer;
+      offer.slot = &*it;
+      offer.home = home;
+      offer.chain = std::move(*chain);
+      offer.extra = -timer.timeUs(donor);
+      for (Operation *op : split->all())
+        offer.extra += timer.timeUs(op);
+      double alone = timer.timeUs(split->second);
+      offer.moved = contendedUs(split->second, w.commSms);
+      offer.saved = offer.moved <= room ? alone : room * alone / offer.moved;
+      erase(*split);
+      std::optional<Offer> &slot = offer.net() > 0 ? best : bestRejected;
+      if (!slot || offer.net() > slot->net())
+        slot = std::move(offer);
+    }
+    if (!best) {
+      if (emitRemarks && bestRejected)
+        w.start->emitRemark()
+            << us(room) << " of this window stays exposed: splitting "
+            << describe(*bestRejected->slot) << " would save "
+            << us(bestRejected->saved) << " of compute-stream time and cost "
+            << us(bestRejected->extra);
+      continue;
+    }
+
+    MatmulOp donor = *best->slot;
+    WgradSplit split = *splitWgradRows(donor);
+    for (Operation *op : split.all())
+      pos.moved(op);
+    // The halves replace the wgrad; the second half, the concat and the
+    // accumulation chain move into the window.
+    donor.getResult().replaceAllUsesWith(split.concat.getResult());
+    SmallVector<Operation *> moving{split.second, split.concat};
+    moving.append(best->chain.begin() + 1, best->chain.end());
+    SmallVector<Position> was;
+    for (Operation *op : moving)
+      was.emplace_back(op);
+    for (Operation *op : moving) {
+      op->moveBefore(w.wait);
+      pos.moved(op);
+    }
+    // Out of the block (and so of the liveness) while the budget is
+    // checked; erased once the split stands.
+    donor->remove();
+    if (!guard.holds(block)) {
+      block.getOperations().insert(Block::iterator(split.slices.front()),
+                                   donor.getOperation());
+      for (Position &p : llvm::reverse(was))
+        p.restore(pos);
+      split.concat.getResult().replaceAllUsesWith(donor.getResult());
+      erase(split);
+      if (emitRemarks)
+        donor->emitRemark()
+            << "wgrad not split: the memory budget (" << guard.budget
+            << " bytes) leaves no room in the window of " << describe(w.start);
+      continue;
+    }
+    Window *home = best->home;
+    home->usedUs += contendedUs(split.first, home->commSms) -
+                    contendedUs(donor, home->commSms);
+    w.usedUs += best->moved;
+    ++result.split;
+    if (emitRemarks)
+      split.first->emitRemark()
+          << "wgrad split in two along its output rows: one half stays "
+             "under "
+          << describe(home->start) << ", the other fills the " << us(room)
+          << " left in the window of " << describe(w.start) << " ("
+          << us(best->moved) << " of GEMM under contention; saves "
+          << us(best->saved) << " of compute-stream time, the split costs "
+          << us(best->extra) << ")";
+    pos.erased(donor);
+    donor->erase();
+    *best->slot = MatmulOp();
+  }
+}
+
 RescheduleResult
 mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
                               const RescheduleOptions &options) {
@@ -493,5 +691,8 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
     if (!moved)
       keep(lastReason);
   }
+  if (options.splitToFill)
+    splitWgradsToFill(block, windows, wgrads, timer, guard, pos, contendedUs,
+                      windowOf, options.emitRemarks, result);
   return result;
 }

@@ -95,6 +95,37 @@ public:
                      withRows(shard, shard.getShape()[0] * size));
   }
 
+  /// If `concat` reassembles a GEMM that tandem-reschedule-wgrad split along
+  /// its output rows (GEMM j reads chunk j of n of one `lhs` along the
+  /// dimension that gives op(lhs)'s rows, every GEMM shares the other operand
+  /// and the attributes), the hash of the unsplit GEMM.
+  std::optional<llvm::hash_code> rowSplitHash(ConcatOp concat) const {
+    if (concat.getDim() != 0 || concat.getInterleave() != 1)
+      return std::nullopt;
+    MatmulOp first;
+    Value source;
+    for (auto [j, input] : llvm::enumerate(concat.getInputs())) {
+      auto mm = input.getDefiningOp<MatmulOp>();
+      if (!mm || (first && (semanticAttrs(mm) != semanticAttrs(first) ||
+                            mm.getRhs() != first.getRhs())))
+        return std::nullopt;
+      auto slice = mm.getLhs().getDefiningOp<SliceOp>();
+      int64_t rowDim = mm.getTransposeLhs() ? 1 : 0;
+      if (!slice || int64_t(slice.getDim()) != rowDim ||
+          int64_t(slice.getChunk()) != int64_t(j) ||
+          int64_t(slice.getChunks()) != int64_t(concat.getInputs().size()) ||
+          slice.getInterleave() != 1 || (source && slice.getInput() != source))
+        return std::nullopt;
+      first = first ? first : mm;
+      source = slice.getInput();
+    }
+    if (!first)
+      return std::nullopt;
+    return synthetic("tandem.matmul", semanticAttrs(first),
+                     {lookup(source), lookup(first.getRhs())},
+                     concat.getType());
+  }
+
   /// If `op` assembles a pipeline that tandem-pipeline-collective-matmul
   /// builds, the hash of the unsplit computation; std::nullopt otherwise.
   std::optional<llvm::hash_code> pipelineHash(Operation *op) const {
@@ -105,6 +136,9 @@ public:
     ValueRange inputs = concat ? concat.getInputs() : ring.getInputs();
     int64_t n = inputs.size();
     Type resultType = op->getResult(0).getType();
+    if (concat)
+      if (std::optional<llvm::hash_code> split = rowSplitHash(concat))
+        return split;
 
     // Inputs that are matmuls sharing everything but their row operand.
     SmallVector<Value> rowOperands;

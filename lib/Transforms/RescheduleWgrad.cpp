@@ -33,10 +33,12 @@ struct RescheduleWgradPass
     RescheduleOptions options;
     options.memoryBudget = memoryBudget;
     options.fillLimit = fillLimit;
+    options.splitToFill = splitWgrads;
     for (auto func : module.getOps<func::FuncOp>()) {
       RescheduleResult r = rescheduleWgrad(func, timer, options);
       numMoved += r.moved;
       numKept += r.kept;
+      numSplit += r.split;
     }
   }
 };

@@ -46,4 +46,24 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     %r = tandem.concat %r0, %r1 dim 0 : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<8x4xbf16>
     return %r : tensor<8x4xbf16>
   }
+  // A wgrad split along its output rows by tandem-reschedule-wgrad: half j
+  // reads chunk j of the transposed lhs, the halves concatenated along
+  // dimension 0 are the unsplit GEMM.
+  func.func @wgrad_split(%a: tensor<16x8xbf16>, %g: tensor<16x4xbf16>) -> tensor<8x4xbf16> {
+    %s0 = tandem.slice %a dim 1 chunk 0 of 2 : tensor<16x8xbf16> -> tensor<16x4xbf16>
+    %h0 = tandem.matmul wgrad %s0, %g transpose_lhs : tensor<16x4xbf16>, tensor<16x4xbf16> -> tensor<4x4xbf16>
+    %s1 = tandem.slice %a dim 1 chunk 1 of 2 : tensor<16x8xbf16> -> tensor<16x4xbf16>
+    %h1 = tandem.matmul wgrad %s1, %g transpose_lhs : tensor<16x4xbf16>, tensor<16x4xbf16> -> tensor<4x4xbf16>
+    %dw = tandem.concat %h0, %h1 dim 0 : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<8x4xbf16>
+    return %dw : tensor<8x4xbf16>
+  }
+  // The same chunk twice is not the unsplit GEMM.
+  func.func @wgrad_split_bad(%a: tensor<16x8xbf16>, %g: tensor<16x4xbf16>) -> tensor<8x4xbf16> {
+    %s0 = tandem.slice %a dim 1 chunk 0 of 2 : tensor<16x8xbf16> -> tensor<16x4xbf16>
+    %h0 = tandem.matmul wgrad %s0, %g transpose_lhs : tensor<16x4xbf16>, tensor<16x4xbf16> -> tensor<4x4xbf16>
+    %h1 = tandem.matmul wgrad %s0, %g transpose_lhs : tensor<16x4xbf16>, tensor<16x4xbf16> -> tensor<4x4xbf16>
+    %dw = tandem.concat %h0, %h1 dim 0 : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<8x4xbf16>
+    // expected-error @+1 {{returned value #0 differs from the reference}}
+    return %dw : tensor<8x4xbf16>
+  }
 }

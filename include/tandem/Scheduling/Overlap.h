@@ -40,11 +40,15 @@ BulkOverlapResult bulkOverlap(func::FuncOp func, OpTimer &timer,
 struct RescheduleOptions {
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
   double fillLimit = 1.0;   ///< Fraction of a window's time to fill.
+  /// After the moves, split a wgrad whose window is covered without half of
+  /// it, and move that half into a later window that still has room.
+  bool splitToFill = true;
   bool emitRemarks = true;
 };
 
 struct RescheduleResult {
   unsigned moved = 0, kept = 0;
+  unsigned split = 0; ///< wgrads split to fill a window.
   bool inputOverBudget = false;
 };
 

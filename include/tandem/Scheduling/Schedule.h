@@ -58,6 +58,8 @@ public:
   bool isBefore(Operation *a, Operation *b) const { return of(a) < of(b); }
   /// Records that `op` was moved or inserted; call after every move.
   void moved(Operation *op);
+  /// Forgets `op`; call before erasing it.
+  void erased(Operation *op) { positions.erase(op); }
 
 private:
   void renumber();

@@ -138,6 +138,17 @@ def TandemRescheduleWgrad
     communication time under contention. Collectives are never split or
     replaced.
 
+    Then, with `split-wgrads` (the default), windows that still have room
+    (their collective would be partly exposed) are filled from wgrads whose
+    own window stays covered without half of them: the nearest such wgrad
+    before the window is split along its output rows into two GEMMs (each
+    reads half of `op(lhs)`'s rows, a copy when `lhs` is transposed; the
+    halves are reassembled along dimension 0, which they write in place),
+    and one half moves into the window with its accumulation chain. A split
+    is made only when the exposed time it hides exceeds what it adds (the
+    copies, one more launch, wave quantisation of the halves), with a remark
+    either way.
+
     `memory-budget` is a hard limit: peak memory (program-order liveness)
     after the pass never exceeds it; if the input already exceeds it, the
     pass makes it no worse and says so. Every wgrad gets a remark: where it
@@ -151,11 +162,15 @@ def TandemRescheduleWgrad
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
     Option<"fillLimit", "fill-limit", "double", "1.0",
-           "Fill windows up to this fraction of their collective's time">
+           "Fill windows up to this fraction of their collective's time">,
+    Option<"splitWgrads", "split-wgrads", "bool", "true",
+           "Split a wgrad its window does not wholly need to fill a later "
+           "window's remaining room">
   ];
   let statistics = [
     Statistic<"numMoved", "moved", "wgrad GEMMs moved into a window">,
-    Statistic<"numKept", "kept", "wgrad GEMMs left in place">
+    Statistic<"numKept", "kept", "wgrad GEMMs left in place">,
+    Statistic<"numSplit", "split", "wgrad GEMMs split to fill a window">
   ];
 }
 

@@ -21,4 +21,12 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     %r = tandem.reduce_scatter %y on @tp dim 0 : tensor<16x4xbf16> -> tensor<8x4xbf16>
     return %r : tensor<8x4xbf16>
   }
+  func.func @wgrad_split(%a: tensor<16x8xbf16>, %g: tensor<16x4xbf16>) -> tensor<8x4xbf16> {
+    %dw = tandem.matmul wgrad %a, %g transpose_lhs : tensor<16x8xbf16>, tensor<16x4xbf16> -> tensor<8x4xbf16>
+    return %dw : tensor<8x4xbf16>
+  }
+  func.func @wgrad_split_bad(%a: tensor<16x8xbf16>, %g: tensor<16x4xbf16>) -> tensor<8x4xbf16> {
+    %dw = tandem.matmul wgrad %a, %g transpose_lhs : tensor<16x8xbf16>, tensor<16x4xbf16> -> tensor<8x4xbf16>
+    return %dw : tensor<8x4xbf16>
+  }
 }
