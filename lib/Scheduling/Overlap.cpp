@@ -279,6 +279,9 @@ struct Window {
 
 /// How many windows of each kind the search considers after a wgrad.
 constexpr int64_t kSearchLimit = 64;
+/// Wgrads with fewer output rows are not split (halves this small are
+/// launch-bound).
+constexpr int64_t kMinSplitRows = 256;
 } // namespace
 
 /// The ops that must move with `wgrad`: the wgrad and the chain of
@@ -358,7 +361,7 @@ static std::optional<WgradSplit> splitWgradRows(MatmulOp wgrad) {
   if (lhsType.getRank() != 2 || resultType.getRank() != 2)
     return std::nullopt;
   int64_t rows = resultType.getDimSize(0);
-  if (ShapedType::isDynamic(rows) || rows % 2 != 0 || rows < 256)
+  if (ShapedType::isDynamic(rows) || rows % 2 != 0 || rows < kMinSplitRows)
     return std::nullopt;
   // The result's rows are op(lhs)'s rows: lhs's dimension 1 when it is
   // transposed.
@@ -384,9 +387,56 @@ static std::optional<WgradSplit> splitWgradRows(MatmulOp wgrad) {
     products.push_back(product.getResult());
     (j == 0 ? split.first : split.second) = product;
   }
-  split.concat =
-      ConcatOp::create(b, loc, resultType, products, i64(0), i64(1));
+  split.concat = ConcatOp::create(b, loc, resultType, products, i64(0), i64(1));
   return split;
+}
+
+namespace {
+/// What splitting a wgrad's output rows in two costs, priced by the cost
+/// model on the ops splitWgradRows would build (without building them).
+struct SplitPrice {
+  double extraUs;         ///< Slices + both halves - the unsplit GEMM.
+  double halfAloneUs;     ///< One half on all SMs.
+  double halfContendedUs; ///< One half beside a collective of `commSms`.
+};
+} // namespace
+
+static std::optional<SplitPrice>
+priceSplit(MatmulOp wgrad, const CostModel &model, int64_t commSms) {
+  RankedTensorType resultType = wgrad.getType();
+  if (wgrad.getLhs().getType().getRank() != 2 || resultType.getRank() != 2)
+    return std::nullopt;
+  int64_t rows = resultType.getDimSize(0);
+  if (ShapedType::isDynamic(rows) || rows % 2 != 0 || rows < kMinSplitRows)
+    return std::nullopt;
+  ComputeCostInputs whole = ComputeCostInputs::of(wgrad);
+  if (!whole.gemmShape)
+    return std::nullopt;
+  double lhsBytes = getValueBytes(wgrad.getLhs()),
+         rhsBytes = getValueBytes(wgrad.getRhs()),
+         resultBytes = getValueBytes(wgrad.getResult());
+  ComputeCostInputs half = whole;
+  half.gemmShape->m /= 2;
+  half.flops /= 2;
+  half.bytes = lhsBytes / 2 + rhsBytes + resultBytes / 2;
+  // A slice along dimension 1 copies its half (read and write); along
+  // dimension 0 it is a view (as tandem.slice prices itself).
+  ComputeCostInputs slice;
+  slice.elementType = whole.elementType;
+  slice.kind = ComputeKind::memory;
+  slice.bytes = wgrad.getTransposeLhs() ? lhsBytes : 0.0;
+  std::string error;
+  std::optional<ComputeEstimate> w = model.compute(whole, error),
+                                 h = model.compute(half, error),
+                                 s = model.compute(slice, error),
+                                 beside = model.compute(half, error,
+                                                        model.gpu().smCount -
+                                                            commSms);
+  if (!w || !h || !s || !beside)
+    return std::nullopt;
+  ContentionPoint c = model.contention().lookup(commSms);
+  return SplitPrice{2 * s->timeUs + 2 * h->timeUs - w->timeUs, h->timeUs,
+                    beside->timeUs * c.gemmSlowdown};
 }
 
 /// Wgrads the main phase left in windows that their other compute already
@@ -401,9 +451,10 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
                               const BudgetGuard &guard, PositionIndex &pos,
                               ContendedFn contendedUs, WindowOfFn windowOf,
                               bool emitRemarks, RescheduleResult &result) {
+  const CostModel &model = timer.costModel();
   // Rooms smaller than one extra launch cannot pay for a split.
-  const double minRoomUs = timer.costModel().gpu().launchOverheadUs;
-  // Donors priced per window (each pricing builds and erases the halves).
+  const double minRoomUs = model.gpu().launchOverheadUs;
+  // Donors priced per window, among the kSearchLimit nearest.
   constexpr int kPricedDonors = 4;
   SmallVector<MatmulOp> donors(wgrads.begin(), wgrads.end());
   llvm::sort(donors,
@@ -426,16 +477,18 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
     double room = w.capacityUs - w.usedUs;
     if (room < minRoomUs)
       continue;
-    auto end = llvm::partition_point(donors, [&](MatmulOp d) {
-      return !d || pos.isBefore(d, w.start);
-    });
+    auto end = llvm::partition_point(
+        donors, [&](MatmulOp d) { return !d || pos.isBefore(d, w.start); });
     std::optional<Offer> best, bestRejected;
     int priced = 0;
+    int64_t looked = 0;
     for (auto it = std::make_reverse_iterator(end);
-         it != donors.rend() && priced < kPricedDonors; ++it) {
+         it != donors.rend() && priced < kPricedDonors && looked < kSearchLimit;
+         ++it) {
       MatmulOp donor = *it;
       if (!donor)
         continue;
+      ++looked;
       Window *home = windowOf(donor);
       if (!home || home == &w)
         continue;
@@ -446,8 +499,8 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
       FailureOr<SmallVector<Operation *>> chain = collectChain(donor, why);
       if (failed(chain) || !canPlaceChainBefore(*chain, w.wait, pos))
         continue;
-      std::optional<WgradSplit> split = splitWgradRows(donor);
-      if (!split)
+      std::optional<SplitPrice> price = priceSplit(donor, model, w.commSms);
+      if (!price)
         continue;
       ++priced;
       // The compute stream saves: the half (alone a, contended c beside the
@@ -459,13 +512,11 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
       offer.slot = &*it;
       offer.home = home;
       offer.chain = std::move(*chain);
-      offer.extra = -timer.timeUs(donor);
-      for (Operation *op : split->all())
-        offer.extra += timer.timeUs(op);
-      double alone = timer.timeUs(split->second);
-      offer.moved = contendedUs(split->second, w.commSms);
-      offer.saved = offer.moved <= room ? alone : room * alone / offer.moved;
-      erase(*split);
+      offer.extra = price->extraUs;
+      offer.moved = price->halfContendedUs;
+      offer.saved = offer.moved <= room
+                        ? price->halfAloneUs
+                        : room * price->halfAloneUs / offer.moved;
       std::optional<Offer> &slot = offer.net() > 0 ? best : bestRejected;
       if (!slot || offer.net() > slot->net())
         slot = std::move(offer);

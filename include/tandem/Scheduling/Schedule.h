@@ -1,4 +1,5 @@
-//===- Schedule.h - Shared pieces of the scheduling algorithms ---*- C++ -*-===//
+//===- Schedule.h - Shared pieces of the scheduling algorithms ---*- C++
+//-*-===//
 //
 // What every overlap algorithm needs: the time of one op under the cost
 // model, the legality of moving an op within its block (SSA order and the
