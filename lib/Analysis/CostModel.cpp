@@ -718,8 +718,16 @@ CostModel::collective(CollectiveKind kind, int64_t payloadBytes,
 std::optional<ComputeEstimate> ComputeEstimateCache::get(ComputeOpInterface op,
                                                          std::string &error,
                                                          int64_t sms) {
-  auto [it, inserted] = inputs.try_emplace(op.getOperation());
+  auto [it, inserted] = entries.try_emplace(op.getOperation());
+  Entry &entry = it->second;
   if (inserted)
-    it->second = ComputeCostInputs::of(op);
-  return model.compute(it->second, error, sms);
+    entry.inputs = ComputeCostInputs::of(op);
+  for (const auto &[known, estimate] : entry.bySms)
+    if (known == sms)
+      return estimate;
+  std::optional<ComputeEstimate> estimate =
+      model.compute(entry.inputs, error, sms);
+  if (estimate)
+    entry.bySms.push_back({sms, *estimate});
+  return estimate;
 }

@@ -45,9 +45,9 @@ unsigned mlir::tandem::convertToAsyncCollectives(func::FuncOp func) {
     state.addOperands(op->getOperands());
     state.propertiesAttr = op->getPropertiesAsAttribute();
     state.addAttributes(op->getDiscardableAttrDictionary().getValue());
+    state.attributes.set(kSeqAttrName, seq); // One dictionary, not two.
     state.addTypes(FutureType::get(op->getContext(), tensorType));
     Operation *start = builder.create(state);
-    start->setAttr(kSeqAttrName, seq);
     auto wait =
         WaitOp::create(builder, op->getLoc(), tensorType, start->getResult(0));
     op->getResult(0).replaceAllUsesWith(wait.getResult());
@@ -355,14 +355,21 @@ struct WgradSplit {
 };
 } // namespace
 
+/// Whether splitWgradRows accepts `wgrad`: a 2-D GEMM with an even, static
+/// number of output rows, at least kMinSplitRows.
+static bool isRowSplittable(MatmulOp wgrad) {
+  RankedTensorType resultType = wgrad.getType();
+  if (wgrad.getLhs().getType().getRank() != 2 || resultType.getRank() != 2)
+    return false;
+  int64_t rows = resultType.getDimSize(0);
+  return !ShapedType::isDynamic(rows) && rows % 2 == 0 && rows >= kMinSplitRows;
+}
+
 static std::optional<WgradSplit> splitWgradRows(MatmulOp wgrad) {
+  if (!isRowSplittable(wgrad))
+    return std::nullopt;
   RankedTensorType lhsType = wgrad.getLhs().getType();
   RankedTensorType resultType = wgrad.getType();
-  if (lhsType.getRank() != 2 || resultType.getRank() != 2)
-    return std::nullopt;
-  int64_t rows = resultType.getDimSize(0);
-  if (ShapedType::isDynamic(rows) || rows % 2 != 0 || rows < kMinSplitRows)
-    return std::nullopt;
   // The result's rows are op(lhs)'s rows: lhs's dimension 1 when it is
   // transposed.
   int64_t dim = wgrad.getTransposeLhs() ? 1 : 0;
@@ -403,11 +410,7 @@ struct SplitPrice {
 
 static std::optional<SplitPrice>
 priceSplit(MatmulOp wgrad, const CostModel &model, int64_t commSms) {
-  RankedTensorType resultType = wgrad.getType();
-  if (wgrad.getLhs().getType().getRank() != 2 || resultType.getRank() != 2)
-    return std::nullopt;
-  int64_t rows = resultType.getDimSize(0);
-  if (ShapedType::isDynamic(rows) || rows % 2 != 0 || rows < kMinSplitRows)
+  if (!isRowSplittable(wgrad))
     return std::nullopt;
   ComputeCostInputs whole = ComputeCostInputs::of(wgrad);
   if (!whole.gemmShape)
@@ -445,12 +448,13 @@ priceSplit(MatmulOp wgrad, const CostModel &model, int64_t commSms) {
 /// communication), when the compute-stream time it saves exceeds what the
 /// split costs. Of the nearest such wgrads before the window, the one that
 /// saves the most net is split.
-template <typename ContendedFn, typename WindowOfFn>
+template <typename ContendedFn, typename WindowOfFn, typename ForgetFn>
 static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
                               ArrayRef<MatmulOp> wgrads, OpTimer &timer,
                               const BudgetGuard &guard, PositionIndex &pos,
                               ContendedFn contendedUs, WindowOfFn windowOf,
-                              bool emitRemarks, RescheduleResult &result) {
+                              ForgetFn forget, bool emitRemarks,
+                              RescheduleResult &result) {
   const CostModel &model = timer.costModel();
   // Rooms smaller than one extra launch cannot pay for a split.
   const double minRoomUs = model.gpu().launchOverheadUs;
@@ -459,9 +463,16 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
   SmallVector<MatmulOp> donors(wgrads.begin(), wgrads.end());
   llvm::sort(donors,
              [&](MatmulOp a, MatmulOp b) { return pos.isBefore(a, b); });
+  // Each donor's window, found once: splits below only remove donors and
+  // move ops into later windows, so a remaining donor's window stays put.
+  SmallVector<Window *> homes;
+  homes.reserve(donors.size());
+  for (MatmulOp donor : donors)
+    homes.push_back(windowOf(donor));
   auto erase = [&](const WgradSplit &split) {
     for (Operation *op : llvm::reverse(split.all())) {
       pos.erased(op);
+      forget(op);
       op->erase();
     }
   };
@@ -489,7 +500,7 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
       if (!donor)
         continue;
       ++looked;
-      Window *home = windowOf(donor);
+      Window *home = homes[std::distance(it, donors.rend()) - 1];
       if (!home || home == &w)
         continue;
       double whole = contendedUs(donor, home->commSms);
@@ -578,6 +589,7 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
           << us(best->saved) << " of compute-stream time, the split costs "
           << us(best->extra) << ")";
     pos.erased(donor);
+    forget(donor);
     donor->erase();
     *best->slot = MatmulOp();
   }
@@ -617,15 +629,21 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
         {start, wait, options.fillLimit * timer.timeUs(start) * c.commSlowdown,
          0.0, k, start.getCollectiveKind() == CollectiveKind::all_gather});
   }
-  // Compute already in a window uses its capacity.
+  // Compute already in a window uses its capacity. Estimates are cached per
+  // op: ops erased below are forgotten first.
+  ComputeEstimateCache estimates(model);
   auto contendedUs = [&](Operation *op, int64_t k) {
     ContentionPoint c = model.contention().lookup(k);
-    if (auto compute = dyn_cast<ComputeOpInterface>(op)) {
-      if (compute.getComputeKind() == ComputeKind::memory)
-        return timer.computeUs(compute, 0) * c.memorySlowdown;
-      return timer.computeUs(compute, gpu.smCount - k) * c.gemmSlowdown;
-    }
-    return 0.0;
+    auto compute = dyn_cast<ComputeOpInterface>(op);
+    if (!compute)
+      return 0.0;
+    bool memory = compute.getComputeKind() == ComputeKind::memory;
+    std::string error;
+    std::optional<ComputeEstimate> e =
+        estimates.get(compute, error, memory ? 0 : gpu.smCount - k);
+    if (!e)
+      return 0.0;
+    return e->timeUs * (memory ? c.memorySlowdown : c.gemmSlowdown);
   };
   for (Window &w : windows)
     for (Operation *it = w.start->getNextNode(); it && it != w.wait;
@@ -743,7 +761,9 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
       keep(lastReason);
   }
   if (options.splitToFill)
-    splitWgradsToFill(block, windows, wgrads, timer, guard, pos, contendedUs,
-                      windowOf, options.emitRemarks, result);
+    splitWgradsToFill(
+        block, windows, wgrads, timer, guard, pos, contendedUs, windowOf,
+        [&](Operation *op) { estimates.forget(op); }, options.emitRemarks,
+        result);
   return result;
 }

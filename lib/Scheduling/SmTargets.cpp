@@ -134,6 +134,11 @@ public:
     std::string error; // Pricing cannot fail: every item was priced alone.
     return *cache.get(op, error, sms);
   }
+  /// An op's estimate on all SMs, or std::nullopt with `error` set.
+  std::optional<ComputeEstimate> tryGet(ComputeOpInterface op,
+                                        std::string &error) {
+    return cache.get(op, error);
+  }
 
 private:
   ComputeEstimateCache cache;
@@ -289,8 +294,7 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
         maxEnd = std::max(maxEnd, w.to);
       }
     }
-    // Uncontended estimates, shared by the windows an op falls in.
-    llvm::DenseMap<Operation *, ComputeEstimate> aloneOf;
+    // Estimates, shared by the windows an op falls in.
     ComputeCache estimates(model);
 
     for (auto [index, w] : llvm::enumerate(windows)) {
@@ -321,23 +325,18 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
 
       SmallVector<Item> items;
       for (ComputeOpInterface compute : computeOps) {
-        auto cached = aloneOf.find(compute);
-        if (cached == aloneOf.end()) {
-          std::string error;
-          std::optional<ComputeEstimate> alone = model.compute(compute, error);
-          if (!alone)
-            return compute->emitError() << error;
-          cached = aloneOf.try_emplace(compute, *alone).first;
-        }
-        const ComputeEstimate &alone = cached->second;
+        std::string error;
+        std::optional<ComputeEstimate> alone = estimates.tryGet(compute, error);
+        if (!alone)
+          return compute->emitError() << error;
         Item item;
         item.op = compute;
-        item.aloneUs = alone.timeUs;
-        if (alone.tiles > 0) {
+        item.aloneUs = alone->timeUs;
+        if (alone->tiles > 0) {
           item.kind = Kind::Gemm;
-          item.wavesAlone = alone.waves;
+          item.wavesAlone = alone->waves;
         } else {
-          item.kind = alone.memoryBound ? Kind::Memory : Kind::Compute;
+          item.kind = alone->memoryBound ? Kind::Memory : Kind::Compute;
         }
         items.push_back(item);
       }
@@ -481,7 +480,18 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
     return relief; // Not the function that was simulated: nothing to do.
 
   // Every collective that waited, and the GEMMs without room for it that
-  // ran while it waited.
+  // ran while it waited. GEMMs sorted by start: those that overlap a wait
+  // started at most the longest GEMM's duration before it.
+  SmallVector<size_t> gemmsByStart;
+  double longestUs = 0;
+  for (auto [j, g] : llvm::enumerate(tasks))
+    if (g.kind == sim::TaskKind::Gemm) {
+      gemmsByStart.push_back(j);
+      longestUs = std::max(longestUs, timing[j].endUs - timing[j].startUs);
+    }
+  llvm::stable_sort(gemmsByStart, [&](size_t a, size_t b) {
+    return timing[a].startUs < timing[b].startUs;
+  });
   for (auto [i, t] : llvm::enumerate(tasks)) {
     double waited = timing[i].admittedUs - timing[i].startUs;
     if (t.kind != sim::TaskKind::Collective || waited <= 1e-6)
@@ -491,14 +501,23 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
     wait.waitedUs = waited;
     wait.commSms = t.commSms;
     int64_t target = gpu.smCount - t.commSms;
-    for (auto [j, g] : llvm::enumerate(tasks)) {
-      if (g.kind != sim::TaskKind::Gemm ||
-          (g.smTarget > 0 && g.smTarget <= target))
+    SmallVector<size_t> overlapping;
+    auto first = llvm::partition_point(gemmsByStart, [&](size_t j) {
+      return timing[j].startUs < timing[i].startUs - longestUs - 1.0;
+    });
+    for (auto it = first; it != gemmsByStart.end(); ++it) {
+      size_t j = *it;
+      if (timing[j].startUs >= timing[i].admittedUs - 1e-9)
+        break;
+      const sim::Task &g = tasks[j];
+      if (g.smTarget > 0 && g.smTarget <= target)
         continue;
-      if (timing[j].startUs < timing[i].admittedUs - 1e-9 &&
-          timing[j].endUs > timing[i].startUs + 1e-9)
-        wait.gemms.push_back(ops[j]);
+      if (timing[j].endUs > timing[i].startUs + 1e-9)
+        overlapping.push_back(j);
     }
+    llvm::sort(overlapping); // In program order, as the tasks are.
+    for (size_t j : overlapping)
+      wait.gemms.push_back(ops[j]);
     if (!wait.gemms.empty())
       relief.waits.push_back(std::move(wait));
   }

@@ -161,26 +161,46 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   // are built (read-only), so that a short chain's simulations run while a
   // long chain is still transforming; the input's simulation is a task of
   // its own.
+  // The four tasks below; with threads to spare, each chain's two ends run
+  // in parallel too (nested, so only when the pool is larger than the outer
+  // tasks: on a small pool the nesting only adds waiting).
+  constexpr unsigned kTasks = 4;
+  bool spareThreads = module.getContext()->isMultithreadingEnabled() &&
+                      module.getContext()->getNumThreads() > kTasks;
   auto chain = [&](size_t baseIndex, std::optional<PipelineOptions> pipeline) {
     func::FuncOp base = candidates[baseIndex].second,
                  extended = candidates[baseIndex + 1].second;
-    OpTimer local(model);
+    OpTimer local(model), extendedTimer(model);
     fill(base, func);
     if (pipeline)
       pipelineCollectiveMatmuls(base, local, *pipeline);
     convertToAsyncCollectives(base);
     bulkOverlap(base, local, bulkOptions);
     fill(extended, base);
-    assignCtaBudgets(base, local, quiet);
-    simulate(baseIndex);
-    rescheduleWgrad(extended, local, reschedule);
-    assignCtaBudgets(extended, local, quiet);
-    simulate(baseIndex + 1);
+    // From here the two candidates are independent (each with its own
+    // timer): the base's budgets and simulation run beside the extension.
+    std::function<void()> finish[] = {
+        [&] {
+          assignCtaBudgets(base, local, quiet);
+          simulate(baseIndex);
+        },
+        [&] {
+          rescheduleWgrad(extended, extendedTimer, reschedule);
+          assignCtaBudgets(extended, extendedTimer, quiet);
+          simulate(baseIndex + 1);
+        }};
+    if (spareThreads) {
+      parallelForEach(module.getContext(), finish,
+                      [](const std::function<void()> &task) { task(); });
+    } else {
+      for (const std::function<void()> &task : finish)
+        task();
+    }
   };
   PipelineOptions tePipeline = pipelineOptions;
   tePipeline.transformerEnginePreset = true;
   // Longest first: the TE chain's ring steps make it the largest.
-  std::function<void()> tasks[] = {
+  std::function<void()> tasks[kTasks] = {
       [&] { chain(5, tePipeline); }, [&] { chain(3, pipelineOptions); },
       [&] { chain(1, std::nullopt); }, [&] { simulate(0); }};
   parallelForEach(module.getContext(), tasks,

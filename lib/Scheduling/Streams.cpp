@@ -85,7 +85,7 @@ StreamClocks::StreamClocks(const StreamMap &streams, Options options)
   streamClock.assign(streams.numStreams(), Clock(streams.numStreams(), 0));
 }
 
-void StreamClocks::join(const Clock &from) {
+void StreamClocks::join(ArrayRef<int64_t> from) {
   Clock &into = streamClock[currentStream];
   for (auto [mine, theirs] : llvm::zip_equal(into, from))
     mine = std::max(mine, theirs);
@@ -113,24 +113,27 @@ bool StreamClocks::waitEvent(int64_t event) {
 }
 
 void StreamClocks::waitOp(Operation *producer) {
-  auto it = clockAfter.find(producer);
-  if (it != clockAfter.end())
-    join(it->second);
+  auto it = finished.find(producer);
+  if (it == finished.end())
+    return;
+  size_t n = streams.numStreams();
+  join(ArrayRef<int64_t>(clockAfter).slice(it->second * n, n));
 }
 
 bool StreamClocks::happensBefore(Operation *producer) const {
-  auto it = position.find(producer);
-  if (it == position.end())
+  auto it = finished.find(producer);
+  if (it == finished.end())
     return false;
   int64_t stream = streams.lookup(producer);
-  return streamClock[currentStream][stream] >= it->second;
+  return streamClock[currentStream][stream] >= position[it->second];
 }
 
 void StreamClocks::finish(int64_t event) {
   Clock &clock = streamClock[currentStream];
   int64_t pos = ++clock[currentStream];
-  position[current] = pos;
-  clockAfter[current] = clock;
+  finished[current] = position.size();
+  position.push_back(pos);
+  clockAfter.insert(clockAfter.end(), clock.begin(), clock.end());
   if (event >= 0) {
     eventClock[event] = clock;
     eventOwner[event] = current;

@@ -2,12 +2,15 @@
 """Side-by-side --tandem-overlap pass time of two tandem-opt builds.
 
 Generates the 96-layer x 8-micro-batch GPT-3 step (TP 8, seq 2048, h200,
-switch) and times parse-only, strategy=reschedule and strategy=auto with
-each build, interleaved, 5 times; prints medians of -mlir-timing's pass
-time, wall time and child CPU time.
+switch) and times parse-only and each strategy (default: reschedule and
+auto) with each build, interleaved, 5 times; prints medians of
+-mlir-timing's pass time, wall time and child CPU time. --step uses an
+existing step file instead (for machines without tandem-gen's
+dependencies).
 
 usage: pass-time.py --before OLD/tandem-opt --after NEW/tandem-opt
                     [--gen build/bin/tandem-gen] [--repeat 5]
+                    [--strategies reschedule,auto] [--step STEP.mlir]
 
 lit never runs this file. Timings are of the machine it runs on.
 """
@@ -27,17 +30,21 @@ def main():
     ap.add_argument("--after", required=True)
     ap.add_argument("--gen", default="build/bin/tandem-gen")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--strategies", default="reschedule,auto")
+    ap.add_argument("--step")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        step = os.path.join(tmp, "step.mlir")
-        subprocess.run([args.gen, "--model", "gpt3-175b", "--layers", "96",
-                        "--micro-batches", "8", "--tp", "8", "--seq", "2048",
-                        "--target", "h200", "--topology", "switch", "-o",
-                        step], check=True)
+        step = args.step or os.path.join(tmp, "step.mlir")
+        if not args.step:
+            subprocess.run([args.gen, "--model", "gpt3-175b", "--layers",
+                            "96", "--micro-batches", "8", "--tp", "8",
+                            "--seq", "2048", "--target", "h200",
+                            "--topology", "switch", "-o", step], check=True)
         bins = {"before": args.before, "after": args.after}
-        cmds = {"parse": [], "reschedule":
-                ["--tandem-overlap=strategy=reschedule"],
-                "auto": ["--tandem-overlap"]}
+        cmds = {"parse": []}
+        for strategy in args.strategies.split(","):
+            cmds[strategy] = ["--tandem-overlap" if strategy == "auto" else
+                              "--tandem-overlap=strategy=" + strategy]
         res = {}
         for _ in range(args.repeat):
             for c, extra in cmds.items():
@@ -63,7 +70,7 @@ def main():
         for (c, b), v in res.items():
             def med(i):
                 return statistics.median(x[i] for x in v)
-            print("%-11s %-7s pass %.3f s  parse %.3f s  wall %.3f s  "
+            print("%-21s %-7s pass %.3f s  parse %.3f s  wall %.3f s  "
                   "cpu %.3f s" % (c, b, med(0), med(3), med(1), med(2)))
 
 

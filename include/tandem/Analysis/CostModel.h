@@ -252,21 +252,29 @@ private:
 };
 
 /// CostModel::compute for one caller (not thread-safe) that reads each op
-/// through the compute op interface once: the interface calls (types to
-/// bytes, FLOPs and GEMM shapes) are most of an estimate's cost, while the
-/// estimate itself, for any SM count, is a few arithmetic operations. (An
-/// earlier version shared estimates between structurally identical ops;
-/// hashing an op's structure cost more than pricing it again.)
+/// through the compute op interface once and keeps its estimates per SM
+/// count: the interface calls (types to bytes, FLOPs and GEMM shapes) are
+/// most of an estimate's cost, and callers ask for the same few SM counts
+/// again and again. (An earlier version shared estimates between
+/// structurally identical ops; hashing an op's structure cost more than
+/// pricing it again.) Keyed by op: a caller that erases an op while the
+/// cache lives must forget() it first, as a new op may reuse its address.
 class ComputeEstimateCache {
 public:
   explicit ComputeEstimateCache(const CostModel &model) : model(model) {}
   /// As CostModel::compute(op, error, sms).
   std::optional<ComputeEstimate> get(ComputeOpInterface op, std::string &error,
                                      int64_t sms = 0);
+  /// Drops what is known about `op` (before it is erased).
+  void forget(Operation *op) { entries.erase(op); }
 
 private:
+  struct Entry {
+    ComputeCostInputs inputs;
+    SmallVector<std::pair<int64_t, ComputeEstimate>, 2> bySms;
+  };
   const CostModel &model;
-  llvm::DenseMap<Operation *, ComputeCostInputs> inputs;
+  llvm::DenseMap<Operation *, Entry> entries;
 };
 
 /// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
+#include <tuple>
 
 namespace mlir {
 namespace tandem {
@@ -44,6 +45,12 @@ public:
 private:
   const CostModel &model;
   llvm::StringMap<GroupSpec> groups;
+  /// Collective times by (kind, payload bytes, group, CTAs, shift): the same
+  /// few collectives repeat in every layer.
+  llvm::DenseMap<
+      std::tuple<unsigned, int64_t, const GroupSpec *, int64_t, int64_t>,
+      double>
+      collectiveTimes;
 };
 
 /// Program positions of a block's ops that stay cheap to query while ops

@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace tandem {
@@ -106,7 +107,7 @@ public:
 
 private:
   using Clock = llvm::SmallVector<int64_t>;
-  void join(const Clock &from);
+  void join(llvm::ArrayRef<int64_t> from);
 
   const StreamMap &streams;
   Options options;
@@ -114,10 +115,13 @@ private:
   int64_t currentStream = 0;
   /// Current clock of every stream.
   llvm::SmallVector<Clock> streamClock;
+  /// Index of every finished op into `position` and `clockAfter`.
+  llvm::DenseMap<Operation *, unsigned> finished;
   /// Position (1-based) of every finished op on its stream.
-  llvm::DenseMap<Operation *, int64_t> position;
-  /// Clock of the op's stream right after the op completed.
-  llvm::DenseMap<Operation *, Clock> clockAfter;
+  std::vector<int64_t> position;
+  /// Clock of the op's stream right after the op completed, numStreams()
+  /// entries per finished op, flat.
+  std::vector<int64_t> clockAfter;
   llvm::DenseMap<int64_t, Clock> eventClock;
   llvm::DenseMap<int64_t, Operation *> eventOwner;
 };
