@@ -310,31 +310,42 @@ static FailureOr<SmallVector<Operation *>> collectChain(MatmulOp wgrad,
   return chain;
 }
 
-/// Whether the chain can be placed before `point` (later in the block):
-/// every operand from outside the chain is defined before `point`, and every
-/// user outside the chain comes after it.
-static bool canPlaceChainBefore(ArrayRef<Operation *> chain, Operation *point,
-                                const PositionIndex &pos) {
+/// Where a chain may be placed: after the last op outside the chain whose
+/// result it reads, and no later than the first op outside it that uses its
+/// results. Positions are read when the range is built: it stays valid
+/// while neither the chain nor those ops move.
+namespace {
+struct ChainRange {
+  Operation *lastDef = nullptr, *firstUser = nullptr;
+  /// Whether the chain can go right before `point` (an op of the block).
+  bool allows(Operation *point, const PositionIndex &pos) const {
+    if (lastDef && !pos.isBefore(lastDef, point))
+      return false;
+    return !firstUser || firstUser == point || pos.isBefore(point, firstUser);
+  }
+};
+} // namespace
+
+static ChainRange chainRange(ArrayRef<Operation *> chain, Block *block,
+                             const PositionIndex &pos) {
   llvm::SmallPtrSet<Operation *, 8> inChain(chain.begin(), chain.end());
-  Block *block = point->getBlock();
+  ChainRange range;
   for (Operation *op : chain) {
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
           def && !inChain.contains(def) && def->getBlock() == block &&
-          !pos.isBefore(def, point))
-        return false;
+          (!range.lastDef || pos.isBefore(range.lastDef, def)))
+        range.lastDef = def;
     for (Value res : op->getResults())
       for (Operation *user : res.getUsers()) {
         Operation *top = block->findAncestorOpInBlock(*user);
         if (!top || inChain.contains(top))
           continue;
-        if (top == point)
-          continue; // the chain goes right before it
-        if (pos.isBefore(top, point))
-          return false;
+        if (!range.firstUser || pos.isBefore(top, range.firstUser))
+          range.firstUser = top;
       }
   }
-  return true;
+  return range;
 }
 
 /// The wgrad's output rows split in two: each half reads half of the rows
@@ -469,6 +480,9 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
   homes.reserve(donors.size());
   for (MatmulOp donor : donors)
     homes.push_back(windowOf(donor));
+  // Each donor's accumulation chain (std::nullopt: it cannot move), found
+  // once: splits move chains but do not change which ops they hold.
+  llvm::DenseMap<Operation *, std::optional<SmallVector<Operation *>>> chains;
   auto erase = [&](const WgradSplit &split) {
     for (Operation *op : llvm::reverse(split.all())) {
       pos.erased(op);
@@ -507,8 +521,14 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
       if (home->usedUs - whole / 2 < home->capacityUs)
         continue; // its window needs all of it
       std::string why;
-      FailureOr<SmallVector<Operation *>> chain = collectChain(donor, why);
-      if (failed(chain) || !canPlaceChainBefore(*chain, w.wait, pos))
+      auto [cached, inserted] = chains.try_emplace(donor);
+      if (inserted) {
+        FailureOr<SmallVector<Operation *>> chain = collectChain(donor, why);
+        if (succeeded(chain))
+          cached->second = std::move(*chain);
+      }
+      const std::optional<SmallVector<Operation *>> &chain = cached->second;
+      if (!chain || !chainRange(*chain, &block, pos).allows(w.wait, pos))
         continue;
       std::optional<SplitPrice> price = priceSplit(donor, model, w.commSms);
       if (!price)
@@ -522,7 +542,7 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
       Offer offer;
       offer.slot = &*it;
       offer.home = home;
-      offer.chain = std::move(*chain);
+      offer.chain = *chain;
       offer.extra = price->extraUs;
       offer.moved = price->halfContendedUs;
       offer.saved = offer.moved <= room
@@ -590,6 +610,7 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
           << us(best->extra) << ")";
     pos.erased(donor);
     forget(donor);
+    chains.erase(donor);
     donor->erase();
     *best->slot = MatmulOp();
   }
@@ -717,6 +738,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
     }
     bool moved = false;
     std::string lastReason = "every later window is full";
+    ChainRange range = chainRange(*chain, &block, pos);
     for (Window *w : candidates) {
       // Fill, do not overfill: a window takes more compute only while its
       // collective is not yet covered. A GEMM longer than the room left
@@ -725,7 +747,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
       double need = contendedUs(wgrad, w->commSms);
       if (w == current || w->usedUs >= w->capacityUs)
         continue;
-      if (!canPlaceChainBefore(*chain, w->wait, pos)) {
+      if (!range.allows(w->wait, pos)) {
         lastReason = "a later op needs its result before the windows with room";
         continue;
       }

@@ -574,7 +574,20 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
         op->removeAttr(kSmTargetAttrName);
     }
   };
-  // Keeps `group`'s targets if the simulated step gets shorter.
+  // Keeps `group`'s targets if the simulated step gets shorter. An attempt
+  // changes only GEMMs' targets: it reruns the engine on the simulated
+  // problem with those tasks' targets changed, as simulateFunction would
+  // build it from the attributes (without pricing every op again).
+  sim::Problem problem = before->problem;
+  llvm::DenseMap<Operation *, size_t> taskOf;
+  for (auto [i, op] : llvm::enumerate(ops))
+    taskOf[op] = i;
+  auto setTargets = [&](ArrayRef<std::pair<Operation *, Attribute>> previous) {
+    for (auto [op, attr] : previous) {
+      auto target = op->getAttrOfType<IntegerAttr>(kSmTargetAttrName);
+      problem.tasks[taskOf.lookup(op)].smTarget = target ? target.getInt() : 0;
+    }
+  };
   double best = before->spanUs;
   std::optional<double> rejectedUs; // The first attempt that did not pay.
   auto tryGroup = [&](ArrayRef<ResidencyWait *> group) -> LogicalResult {
@@ -585,10 +598,14 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
         w->outcome = ResidencyWait::Outcome::Relieved;
       return success();
     }
-    FailureOr<SimulationReport> after =
-        simulateFunction(func, model, /*spanOnly=*/true);
-    if (failed(after))
-      return failure();
+    setTargets(previous);
+    std::string error;
+    std::optional<sim::Result> after = sim::simulate(problem, error);
+    if (!after) {
+      restore(previous);
+      setTargets(previous);
+      return func.emitError() << error;
+    }
     if (faster(after->spanUs, best)) {
       best = after->spanUs;
       for (ResidencyWait *w : group)
@@ -598,6 +615,7 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
             {op, op->getAttrOfType<IntegerAttr>(kSmTargetAttrName).getInt()});
     } else {
       restore(previous);
+      setTargets(previous);
       if (!rejectedUs)
         rejectedUs = after->spanUs;
       for (ResidencyWait *w : group)
