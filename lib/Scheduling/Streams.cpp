@@ -5,6 +5,7 @@
 #include "tandem/Scheduling/Schedule.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -214,9 +215,14 @@ FailureOr<StreamAssignment> mlir::tandem::assignStreams(func::FuncOp func) {
 void mlir::tandem::applyStreamAssignment(func::FuncOp func,
                                          const StreamAssignment &assignment) {
   Builder builder(func.getContext());
-  for (Operation &op : func.getBody().front()) {
-    if (op.hasTrait<OpTrait::IsTerminator>())
-      continue;
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (!op.hasTrait<OpTrait::IsTerminator>())
+      ops.push_back(&op);
+  // Each op gets its own dictionary: the ops are written in parallel (the
+  // assignment is only read, attribute uniquing is thread-safe).
+  parallelForEach(func.getContext(), ops, [&](Operation *opPtr) {
+    Operation &op = *opPtr;
     // One new attribute dictionary per op (each setAttr would unique one).
     // The raw dictionary is what setDiscardableAttrs replaces, with or
     // without properties storage.
@@ -232,7 +238,7 @@ void mlir::tandem::applyStreamAssignment(func::FuncOp func,
         it != assignment.waitEvents.end())
       attrs.set(kWaitEventsAttrName, builder.getDenseI64ArrayAttr(it->second));
     op.setDiscardableAttrs(attrs.getDictionary(op.getContext()));
-  }
+  });
   func->setAttr(kNumStreamsAttrName,
                 builder.getI64IntegerAttr(assignment.streams.numStreams()));
   func->setAttr(kNumEventsAttrName,

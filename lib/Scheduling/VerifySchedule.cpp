@@ -6,9 +6,12 @@
 #include "tandem/Scheduling/Streams.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <map>
 #include <optional>
@@ -432,7 +435,9 @@ private:
   void checkCollectiveProtocol();
   void checkOrdering();
   void checkIssueOrder();
-  void compareWithReference();
+  /// `scheduled` / `ref`: the two functions' hashes if already computed.
+  void compareWithReference(std::optional<StructuralHasher> &scheduled,
+                            std::optional<StructuralHasher> &ref);
 
   /// An error at `op`; the verifier fails.
   InFlightDiagnostic error(Operation *op) {
@@ -683,7 +688,9 @@ void ScheduleVerifier::checkIssueOrder() {
 
 /// (d) Same signature, same returned values, same compute ops, same
 /// collectives in the same order on every group.
-void ScheduleVerifier::compareWithReference() {
+void ScheduleVerifier::compareWithReference(
+    std::optional<StructuralHasher> &scheduled,
+    std::optional<StructuralHasher> &ref) {
   if (reference.isExternal() || !reference.getBody().hasOneBlock()) {
     error(func) << "the reference of '@" << func.getSymName()
                 << "' must have a body of one block";
@@ -696,7 +703,11 @@ void ScheduleVerifier::compareWithReference() {
     return;
   }
   Block &refBlock = reference.getBody().front();
-  StructuralHasher sh(*block), rh(refBlock);
+  if (!scheduled)
+    scheduled.emplace(*block);
+  if (!ref)
+    ref.emplace(refBlock);
+  const StructuralHasher &sh = *scheduled, &rh = *ref;
 
   // Returned values, in order (the signature check made the counts equal).
   Operation *ret = block->getTerminator();
@@ -784,6 +795,25 @@ void ScheduleVerifier::compareWithReference() {
 LogicalResult ScheduleVerifier::run() {
   if (func.isExternal())
     return success();
+  // The structural hashes that the comparison with the reference needs only
+  // read the two functions, as the checks below do: with threads, they are
+  // computed on the context's pool while the checks run here (the checks'
+  // diagnostics stay on this thread, in their order).
+  std::optional<StructuralHasher> scheduledHashes, referenceHashes;
+  MLIRContext *ctx = func.getContext();
+  std::optional<llvm::ThreadPoolTaskGroup> hashing;
+  if (reference && ctx->isMultithreadingEnabled() &&
+      func.getBody().hasOneBlock() && !reference.isExternal() &&
+      reference.getBody().hasOneBlock()) {
+    hashing.emplace(ctx->getThreadPool());
+    hashing->async([&] { scheduledHashes.emplace(func.getBody().front()); });
+    hashing->async(
+        [&] { referenceHashes.emplace(reference.getBody().front()); });
+  }
+  auto joinHashing = llvm::make_scope_exit([&] {
+    if (hashing)
+      hashing->wait();
+  });
   bool attributesUsable = checkAttributes();
   if (!block)
     return failure();
@@ -791,8 +821,11 @@ LogicalResult ScheduleVerifier::run() {
   if (attributesUsable)
     checkOrdering();
   checkIssueOrder();
-  if (reference)
-    compareWithReference();
+  if (reference) {
+    if (hashing)
+      hashing->wait();
+    compareWithReference(scheduledHashes, referenceHashes);
+  }
   if (failed)
     return failure();
 
