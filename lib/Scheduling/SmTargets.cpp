@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -623,17 +625,72 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
     }
     return success();
   };
-  // All at once first; if that does not pay, the longest waits one by one
-  // (a few: each costs a simulation).
-  constexpr size_t kSingleTries = 4;
+  // All at once first. If that does not pay, the waits class by class: a
+  // class is one situation repeated (every layer and micro-batch of a step
+  // repeats its waits), i.e. waits of the same length on collectives of the
+  // same kind, size, group and budget behind GEMMs of the same shapes. The
+  // classes whose wait is largest against what the targets cost their
+  // GEMMs go first. Then the longest waits one by one. Each try costs one
+  // run of the engine; both lists are capped.
+  constexpr size_t kClassTries = 16, kSingleTries = 4;
   if (!worth.empty()) {
     if (failed(tryGroup(worth)))
       return failure();
-    if (relief.targets.empty() && worth.size() > 1)
-      for (ResidencyWait *w :
-           ArrayRef(worth).take_front(std::min(kSingleTries, worth.size())))
+    if (relief.targets.empty() && worth.size() > 1) {
+      using Key = std::vector<uintptr_t>;
+      llvm::MapVector<Key, SmallVector<ResidencyWait *>,
+                      std::map<Key, unsigned>>
+          classes;
+      for (ResidencyWait *w : worth) {
+        auto collective = cast<CollectiveOpInterface>(w->collective);
+        std::vector<uintptr_t> key = {
+            uintptr_t(collective.getCollectiveKind()),
+            uintptr_t(collective.getPayloadBytes()),
+            uintptr_t(collective.getGroupAttr().getAsOpaquePointer()),
+            uintptr_t(w->commSms), uintptr_t(std::llround(w->waitedUs * 10))};
+        for (Operation *g : w->gemms) {
+          key.push_back(uintptr_t(g->getName().getAsOpaquePointer()));
+          for (Type t : g->getOperandTypes())
+            key.push_back(uintptr_t(t.getAsOpaquePointer()));
+          for (Type t : g->getResultTypes())
+            key.push_back(uintptr_t(t.getAsOpaquePointer()));
+        }
+        classes[std::move(key)].push_back(w);
+      }
+      SmallVector<ArrayRef<ResidencyWait *>> order;
+      for (auto &entry : classes)
+        if (entry.second.size() > 1)
+          order.push_back(entry.second);
+      auto ratio = [](ArrayRef<ResidencyWait *> ws) {
+        double waited = 0, extra = 0;
+        for (ResidencyWait *w : ws) {
+          waited += w->waitedUs;
+          extra += w->extraUs;
+        }
+        return extra > 0 ? waited / extra
+                         : std::numeric_limits<double>::infinity();
+      };
+      llvm::stable_sort(
+          order, [&](ArrayRef<ResidencyWait *> a, ArrayRef<ResidencyWait *> b) {
+            return ratio(a) > ratio(b);
+          });
+      if (order.size() > 1 ||
+          (order.size() == 1 && order.front().size() < worth.size()))
+        for (ArrayRef<ResidencyWait *> group :
+             ArrayRef(order).take_front(std::min(kClassTries, order.size())))
+          if (failed(tryGroup(group)))
+            return failure();
+      size_t singles = 0;
+      for (ResidencyWait *w : worth) {
+        if (singles == kSingleTries)
+          break;
+        if (w->outcome == ResidencyWait::Outcome::Relieved)
+          continue;
+        ++singles;
         if (failed(tryGroup({w})))
           return failure();
+      }
+    }
   }
   relief.applied = !relief.targets.empty();
   relief.spanAfterUs = relief.applied ? best : rejectedUs.value_or(best);

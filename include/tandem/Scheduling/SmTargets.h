@@ -130,8 +130,8 @@ struct ResidencyWait {
   enum class Outcome {
     Relieved, ///< Its GEMMs' targets were kept.
     NotWorth, ///< extraUs >= waitedUs: not tried.
-    NoGain,   ///< Tried (with the others, then alone if among the longest
-              ///< waits); the step did not get shorter.
+    NoGain,   ///< Tried (with the others, then with its class, then alone
+              ///< if among the longest waits); the step did not get shorter.
   } outcome = Outcome::NoGain;
 };
 
