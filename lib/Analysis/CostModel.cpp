@@ -731,3 +731,15 @@ std::optional<ComputeEstimate> ComputeEstimateCache::get(ComputeOpInterface op,
     entry.bySms.push_back({sms, *estimate});
   return estimate;
 }
+
+CollectiveEstimate CollectiveEstimateCache::get(CollectiveKind kind,
+                                                int64_t payloadBytes,
+                                                const GroupSpec &group,
+                                                int64_t ctas, int64_t shift) {
+  auto [it, inserted] = estimates.try_emplace(
+      {static_cast<unsigned>(kind), payloadBytes, &group, ctas, shift});
+  if (inserted)
+    it->second =
+        model.collective(kind, payloadBytes, group, ctas, std::nullopt, shift);
+  return it->second;
+}

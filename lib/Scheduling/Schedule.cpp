@@ -29,20 +29,9 @@ double OpTimer::collectiveUs(CollectiveOpInterface op, int64_t ctas) {
   const GroupSpec *g = group(op);
   if (!g)
     return 0.0;
-  CollectiveKind kind = op.getCollectiveKind();
-  int64_t payload = op.getPayloadBytes(), shift = shiftOf(op);
-  auto [it, inserted] = collectiveTimes.try_emplace(
-      {static_cast<unsigned>(kind), payload, g, ctas, shift}, 0.0);
-  if (inserted)
-    it->second =
-        model.collective(kind, payload, *g, ctas, std::nullopt, shift).timeUs;
-  return it->second;
-}
-
-double OpTimer::computeUs(ComputeOpInterface op, int64_t sms) {
-  std::string error;
-  std::optional<ComputeEstimate> e = model.compute(op, error, sms);
-  return e ? e->timeUs : 0.0;
+  return collectives
+      .get(op.getCollectiveKind(), op.getPayloadBytes(), *g, ctas, shiftOf(op))
+      .timeUs;
 }
 
 std::optional<double> OpTimer::timeUs(Operation *op, std::string &error) {

@@ -10,8 +10,6 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -103,10 +101,9 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
              smTargetName = StringAttr::get(ctx, kSmTargetAttrName),
              commSmsName = StringAttr::get(ctx, kCommSmsAttrName);
   // Collectives of one shape on one group cost the same (a step repeats them
-  // per layer and micro-batch).
-  using CollectiveKey =
-      std::tuple<CollectiveKind, int64_t, StringRef, int64_t, int64_t>;
-  std::map<CollectiveKey, CollectiveEstimate> collectiveEstimates;
+  // per layer and micro-batch). Keyed by the specs in `groups`, which stay
+  // put.
+  CollectiveEstimateCache collectiveEstimates(model);
 
   auto streamFor = [&](Operation *op, unsigned fallback) -> unsigned {
     std::optional<int64_t> s = getIntAttr(op, streamName);
@@ -188,15 +185,9 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
         shift = permute.getShift();
       else if (auto permute = dyn_cast<PermuteStartOp>(&op))
         shift = permute.getShift();
-      int64_t payload = collective.getPayloadBytes();
-      auto [cached, inserted] = collectiveEstimates.try_emplace(
-          CollectiveKey{collective.getCollectiveKind(), payload,
-                        groupIt->first(), ctas.value_or(0), shift});
-      if (inserted)
-        cached->second = model.collective(
-            collective.getCollectiveKind(), payload, groupIt->second,
-            ctas.value_or(0), std::nullopt, shift);
-      const CollectiveEstimate &e = cached->second;
+      CollectiveEstimate e = collectiveEstimates.get(
+          collective.getCollectiveKind(), collective.getPayloadBytes(),
+          groupIt->second, ctas.value_or(0), shift);
       task.kind = sim::TaskKind::Collective;
       task.aloneUs = e.timeUs;
       task.commSms = ctas.value_or(gpu.collectiveSms);

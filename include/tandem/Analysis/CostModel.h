@@ -28,6 +28,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mlir {
@@ -275,6 +276,26 @@ private:
   };
   const CostModel &model;
   llvm::DenseMap<Operation *, Entry> entries;
+};
+
+/// CostModel::collective for one caller (not thread-safe), memoised by
+/// (kind, payload bytes, group, CTAs, shift): a step repeats the same few
+/// collectives in every layer and micro-batch. The group is keyed by
+/// address: it must outlive the cache.
+class CollectiveEstimateCache {
+public:
+  explicit CollectiveEstimateCache(const CostModel &model) : model(model) {}
+  /// As CostModel::collective(kind, payloadBytes, group, ctas, std::nullopt,
+  /// shift).
+  CollectiveEstimate get(CollectiveKind kind, int64_t payloadBytes,
+                         const GroupSpec &group, int64_t ctas, int64_t shift);
+
+private:
+  const CostModel &model;
+  llvm::DenseMap<
+      std::tuple<unsigned, int64_t, const GroupSpec *, int64_t, int64_t>,
+      CollectiveEstimate>
+      estimates;
 };
 
 /// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).

@@ -1,5 +1,4 @@
-//===- Schedule.h - Shared pieces of the scheduling algorithms ---*- C++
-//-*-===//
+//===- Schedule.h - Shared pieces of scheduling algorithms -*- C++ -*-===//
 //
 // What every overlap algorithm needs: the time of one op under the cost
 // model, the legality of moving an op within its block (SSA order and the
@@ -18,7 +17,6 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
-#include <tuple>
 
 namespace mlir {
 namespace tandem {
@@ -27,7 +25,7 @@ namespace tandem {
 /// and `tandem.comm_sms`; caches the process groups it looks up.
 class OpTimer {
 public:
-  explicit OpTimer(const CostModel &model) : model(model) {}
+  explicit OpTimer(const CostModel &model) : model(model), collectives(model) {}
   /// Time of `op` alone in microseconds: compute ops and collectives; 0 for
   /// waits and ops without a cost. std::nullopt (with `error` set) when the
   /// cost model cannot price the op.
@@ -36,8 +34,6 @@ public:
   double timeUs(Operation *op);
   /// Collective time with an explicit CTA budget.
   double collectiveUs(CollectiveOpInterface op, int64_t ctas);
-  /// Compute time on `sms` SMs (0 = all).
-  double computeUs(ComputeOpInterface op, int64_t sms);
   /// The group spec of a collective (nullptr if it does not resolve).
   const GroupSpec *group(CollectiveOpInterface op);
   const CostModel &costModel() const { return model; }
@@ -45,12 +41,7 @@ public:
 private:
   const CostModel &model;
   llvm::StringMap<GroupSpec> groups;
-  /// Collective times by (kind, payload bytes, group, CTAs, shift): the same
-  /// few collectives repeat in every layer.
-  llvm::DenseMap<
-      std::tuple<unsigned, int64_t, const GroupSpec *, int64_t, int64_t>,
-      double>
-      collectiveTimes;
+  CollectiveEstimateCache collectives;
 };
 
 /// Program positions of a block's ops that stay cheap to query while ops
