@@ -43,7 +43,9 @@ static cl::opt<int64_t>
 static cl::opt<int64_t>
     kvHeads("kv-heads",
             cl::desc("Key/value heads, fewer than --heads for grouped-query "
-                     "attention (default: the preset's; for custom, --heads)"),
+                     "attention (default: the preset's, or --heads for custom "
+                     "and for presets without grouped-query attention, whose "
+                     "KV heads follow an overridden --heads)"),
             cl::value_desc("n"), cl::cat(genCategory));
 static cl::opt<int64_t> ffn("ffn",
                             cl::desc("FFN inner size (overrides the preset's)"),
@@ -143,11 +145,15 @@ static std::optional<std::string> readOptions(StepConfig &config) {
   }
   if (hidden.getNumOccurrences())
     model.hidden = hidden;
+  // Without --kv-heads, a model without grouped-query attention (custom, or
+  // a preset whose KV heads equal its heads) keeps one KV head per head when
+  // --heads changes; a GQA preset keeps its KV heads.
+  bool multiHead = custom || model.kvHeads == model.heads;
   if (heads.getNumOccurrences())
     model.heads = heads;
   if (kvHeads.getNumOccurrences())
     model.kvHeads = kvHeads;
-  else if (custom)
+  else if (multiHead)
     model.kvHeads = model.heads;
   if (ffn.getNumOccurrences())
     model.ffn = ffn;
