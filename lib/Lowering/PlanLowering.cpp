@@ -372,18 +372,10 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
           it != assigned->waitEvents.end())
         step.waitEvents.assign(it->second.begin(), it->second.end());
     } else {
-      if (auto e = op.getAttrOfType<IntegerAttr>(kRecordEventAttrName))
-        step.recordEvent = e.getInt();
-      if (auto w = op.getAttrOfType<DenseI64ArrayAttr>(kWaitEventsAttrName))
-        step.waitEvents.assign(w.asArrayRef().begin(), w.asArrayRef().end());
-      if (op.hasAttr(kRecordEventAttrName) &&
-          !op.getAttrOfType<IntegerAttr>(kRecordEventAttrName))
-        return op.emitError()
-               << "'" << kRecordEventAttrName << "' must be an integer";
-      if (op.hasAttr(kWaitEventsAttrName) &&
-          !op.getAttrOfType<DenseI64ArrayAttr>(kWaitEventsAttrName))
-        return op.emitError()
-               << "'" << kWaitEventsAttrName << "' must be an array<i64>";
+      // Types and ranges: the dialect's verifier.
+      step.recordEvent = getRecordEvent(&op).value_or(-1);
+      ArrayRef<int64_t> waits = getWaitEvents(&op);
+      step.waitEvents.assign(waits.begin(), waits.end());
     }
     maxEvent = std::max(maxEvent, step.recordEvent);
     for (int64_t e : step.waitEvents)

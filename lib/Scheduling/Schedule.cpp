@@ -36,10 +36,8 @@ double OpTimer::collectiveUs(CollectiveOpInterface op, int64_t ctas) {
 
 std::optional<double> OpTimer::timeUs(Operation *op, std::string &error) {
   if (auto compute = dyn_cast<ComputeOpInterface>(op)) {
-    int64_t sms = 0;
-    if (auto attr = op->getAttrOfType<IntegerAttr>(kSmTargetAttrName))
-      sms = attr.getInt();
-    std::optional<ComputeEstimate> e = model.compute(compute, error, sms);
+    std::optional<ComputeEstimate> e =
+        model.compute(compute, error, getSmTarget(op).value_or(0));
     if (!e)
       return std::nullopt;
     return e->timeUs;
@@ -51,10 +49,7 @@ std::optional<double> OpTimer::timeUs(Operation *op, std::string &error) {
                   .str();
       return std::nullopt;
     }
-    int64_t ctas = 0;
-    if (auto attr = op->getAttrOfType<IntegerAttr>(kCommSmsAttrName))
-      ctas = attr.getInt();
-    return collectiveUs(collective, ctas);
+    return collectiveUs(collective, getCommSms(op).value_or(0));
   }
   return 0.0;
 }

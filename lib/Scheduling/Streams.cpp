@@ -29,11 +29,8 @@ FailureOr<StreamMap> mlir::tandem::computeStreams(func::FuncOp func) {
   for (Operation &op : func.getBody().front()) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    Attribute attr = op.getAttr(kStreamAttrName);
-    auto explicitStream = dyn_cast_or_null<IntegerAttr>(attr);
-    if (attr && (!explicitStream || explicitStream.getInt() < 0))
-      return op.emitError()
-             << "'" << kStreamAttrName << "' must be a non-negative integer";
+    // Types and ranges: the dialect's verifier.
+    std::optional<int64_t> explicitStream = getStream(&op);
 
     // The defaults of tandem-simulate, in the same order: a group's
     // communication stream is created at its first `_start`, even one that
@@ -56,7 +53,7 @@ FailureOr<StreamMap> mlir::tandem::computeStreams(func::FuncOp func) {
 
     int64_t stream = fallback;
     if (explicitStream) {
-      stream = explicitStream.getInt();
+      stream = *explicitStream;
       while (map.numStreams() <= stream)
         map.names.push_back(("stream " + llvm::Twine(map.numStreams())).str());
     }

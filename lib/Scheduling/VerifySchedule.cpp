@@ -469,18 +469,13 @@ bool ScheduleVerifier::checkAttributes() {
   block = &func.getBody().front();
   explicitSync = hasStreamAttributes(func);
 
-  std::optional<int64_t> numStreams, numEvents;
-  for (StringRef name : {kNumStreamsAttrName, kNumEventsAttrName}) {
-    Attribute attr = func->getAttr(name);
-    if (!attr)
-      continue;
-    auto value = dyn_cast<IntegerAttr>(attr);
-    if (!value || value.getInt() < 0) {
-      error(func) << "'" << name << "' must be a non-negative integer";
-      continue;
-    }
-    (name == kNumStreamsAttrName ? numStreams : numEvents) = value.getInt();
-  }
+  // Types and ranges (an event or an explicit stream beyond the declared
+  // count included) are the dialect's verifier's; what remains is what
+  // depends on the streams computed for ops without an explicit one, and
+  // events recorded twice.
+  std::optional<int64_t> numStreams;
+  if (auto attr = func->getAttrOfType<IntegerAttr>(kNumStreamsAttrName))
+    numStreams = attr.getInt();
 
   bool usable = !failed;
   llvm::DenseMap<int64_t, Operation *> recorder;
@@ -493,40 +488,15 @@ bool ScheduleVerifier::checkAttributes() {
                  << func.getSymName() << "' declares '" << kNumStreamsAttrName
                  << "' = " << *numStreams;
 
-    if (Attribute attr = op.getAttr(kRecordEventAttrName)) {
-      auto event = dyn_cast<IntegerAttr>(attr);
-      if (!event || event.getInt() < 0) {
-        error(&op) << "'" << kRecordEventAttrName
-                   << "' must be a non-negative integer";
-        usable = false;
-      } else {
-        if (numEvents && event.getInt() >= *numEvents)
-          error(&op) << "records event " << event.getInt() << ", but '@"
-                     << func.getSymName() << "' declares '"
-                     << kNumEventsAttrName << "' = " << *numEvents;
-        auto [it, inserted] = recorder.try_emplace(event.getInt(), &op);
-        if (!inserted) {
-          (error(&op) << "records event " << event.getInt()
-                      << ", which another op records already")
-                  .attachNote(it->second->getLoc())
-              << "event " << event.getInt() << " is recorded here first";
-          usable = false;
-        }
-      }
-    }
-    if (Attribute attr = op.getAttr(kWaitEventsAttrName)) {
-      auto events = dyn_cast<DenseI64ArrayAttr>(attr);
-      if (!events ||
-          llvm::any_of(events.asArrayRef(), [](int64_t e) { return e < 0; })) {
-        error(&op) << "'" << kWaitEventsAttrName
-                   << "' must be an array<i64> of non-negative event ids";
+    if (std::optional<int64_t> event = getRecordEvent(&op)) {
+      auto [it, inserted] = recorder.try_emplace(*event, &op);
+      if (!inserted) {
+        (error(&op) << "records event " << *event
+                    << ", which another op records already")
+                .attachNote(it->second->getLoc())
+            << "event " << *event << " is recorded here first";
         usable = false;
       }
-    }
-    if (Attribute attr = op.getAttr(kSeqAttrName);
-        attr && !isa<IntegerAttr>(attr)) {
-      error(&op) << "'" << kSeqAttrName << "' must be an integer";
-      usable = false;
     }
   }
   return usable;

@@ -122,19 +122,10 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     ++position;
     if (isa<func::ReturnOp>(op))
       continue;
+    // The dialect's verifier has checked the schedule attributes' types and
+    // their ranges for the module's target; the ranges that depend on the
+    // target are checked again below for a target override.
     bool scheduled = !op.getDiscardableAttrDictionary().empty();
-    if (scheduled) {
-      if (auto attr = op.getDiscardableAttr(streamName);
-          attr &&
-          (!isa<IntegerAttr>(attr) || cast<IntegerAttr>(attr).getInt() < 0))
-        return op.emitError()
-               << "'" << kStreamAttrName << "' must be a non-negative integer";
-      for (StringAttr name : {smTargetName, commSmsName})
-        if (auto attr = op.getDiscardableAttr(name);
-            attr && !isa<IntegerAttr>(attr))
-          return op.emitError() << "'" << name.getValue()
-                                << "' must be an integer, got " << attr;
-    }
     sim::Task task;
     // Names are for traces and errors; a span-only run names no task (its
     // errors are reported by a full run below).
@@ -144,9 +135,10 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
       std::string error;
       std::optional<int64_t> smTarget =
           scheduled ? getIntAttr(&op, smTargetName) : std::nullopt;
-      if (smTarget && (*smTarget < 1 || *smTarget > gpu.smCount))
-        return op.emitError() << "'" << kSmTargetAttrName << "' must be in [1, "
-                              << gpu.smCount << "], got " << *smTarget;
+      if (smTarget)
+        if (std::optional<std::string> error =
+                checkSmTarget(*smTarget, gpu.smCount))
+          return op.emitError() << *error;
       std::optional<ComputeEstimate> e = estimates.get(compute, error);
       if (!e)
         return op.emitError() << error;
@@ -177,9 +169,9 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
       }
       std::optional<int64_t> ctas =
           scheduled ? getIntAttr(&op, commSmsName) : std::nullopt;
-      if (ctas && (*ctas < 1 || *ctas >= gpu.smCount))
-        return op.emitError() << "'" << kCommSmsAttrName << "' must be in [1, "
-                              << gpu.smCount << "), got " << *ctas;
+      if (ctas)
+        if (std::optional<std::string> error = checkCommSms(*ctas, gpu.smCount))
+          return op.emitError() << *error;
       int64_t shift = 1;
       if (auto permute = dyn_cast<PermuteOp>(&op))
         shift = permute.getShift();

@@ -31,26 +31,6 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // -----
 
 module attributes {tandem.target = #tandem.target<"h200">} {
-  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.stream' must be a non-negative integer}}
-    %y = tandem.elementwise copy %x {tandem.stream = -1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
-    return %y : tensor<8xbf16>
-  }
-}
-
-// -----
-
-module attributes {tandem.target = #tandem.target<"h200">} {
-  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.stream' must be a non-negative integer}}
-    %y = tandem.elementwise copy %x {tandem.stream = "comm"} : tensor<8xbf16> -> tensor<8xbf16>
-    return %y : tensor<8xbf16>
-  }
-}
-
-// -----
-
-module attributes {tandem.target = #tandem.target<"h200">} {
   func.func @f(%a: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
     // expected-error @+1 {{'tandem.sm_target' must be in [1, 132], got 140}}
     %y = tandem.matmul fprop %a, %a {tandem.sm_target = 140 : i64} : tensor<256x256xbf16>, tensor<256x256xbf16> -> tensor<256x256xbf16>
@@ -76,15 +56,5 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     // expected-error @+1 {{target 'h200' has no tensor-core peak for f64}}
     %y = tandem.matmul fprop %a, %a : tensor<64x64xf64>, tensor<64x64xf64> -> tensor<64x64xf64>
     return %y : tensor<64x64xf64>
-  }
-}
-
-// -----
-
-module attributes {tandem.target = #tandem.target<"h200">} {
-  func.func @f(%a: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
-    // expected-error @+1 {{'tandem.sm_target' must be an integer, got "all"}}
-    %y = tandem.matmul fprop %a, %a {tandem.sm_target = "all"} : tensor<256x256xbf16>, tensor<256x256xbf16> -> tensor<256x256xbf16>
-    return %y : tensor<256x256xbf16>
   }
 }

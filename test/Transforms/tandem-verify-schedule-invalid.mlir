@@ -77,33 +77,6 @@ module {
 
 // -----
 
-// (b) Malformed event attributes.
-module {
-  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.wait_events' must be an array<i64> of non-negative event ids}}
-    %a = tandem.elementwise copy %x {tandem.wait_events = [0]} : tensor<8xbf16> -> tensor<8xbf16>
-    // expected-error @+1 {{'tandem.record_event' must be a non-negative integer}}
-    %b = tandem.elementwise copy %a {tandem.record_event = -1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
-    return %b : tensor<8xbf16>
-  }
-}
-
-// -----
-
-// Stream and event indices beyond what the function declares.
-module {
-  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16>
-      attributes {tandem.num_events = 1 : i64, tandem.num_streams = 2 : i64} {
-    // expected-error @+1 {{runs on stream 2, but '@f' declares 'tandem.num_streams' = 2}}
-    %a = tandem.elementwise copy %x {tandem.stream = 2 : i64} : tensor<8xbf16> -> tensor<8xbf16>
-    // expected-error @+1 {{records event 1, but '@f' declares 'tandem.num_events' = 1}}
-    %b = tandem.elementwise copy %x {tandem.record_event = 1 : i64, tandem.stream = 0 : i64} : tensor<8xbf16> -> tensor<8xbf16>
-    return %b : tensor<8xbf16>
-  }
-}
-
-// -----
-
 // (c) tandem.seq out of the original order.
 module {
   tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
@@ -165,27 +138,6 @@ module {
     %f = tandem.all_gather_start %x on @tp dim 0 : tensor<256x1024xbf16> -> !tandem.future<tensor<2048x1024xbf16>>
     %t = tandem.wait %f : !tandem.future<tensor<2048x1024xbf16>>
     return %r, %t : tensor<1024x1024xbf16>, tensor<2048x1024xbf16>
-  }
-}
-
-// -----
-
-module {
-  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
-  func.func @f(%x: tensor<256x1024xbf16>) -> tensor<2048x1024xbf16> {
-    // expected-error @+1 {{'tandem.seq' must be an integer}}
-    %a = tandem.all_gather %x on @tp dim 0 {tandem.seq = "first"} : tensor<256x1024xbf16> -> tensor<2048x1024xbf16>
-    return %a : tensor<2048x1024xbf16>
-  }
-}
-
-// -----
-
-module {
-  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.stream' must be a non-negative integer}}
-    %y = tandem.elementwise copy %x {tandem.stream = -1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
-    return %y : tensor<8xbf16>
   }
 }
 

@@ -1,6 +1,7 @@
 //===- TandemDialect.cpp - Dialect registration and module attributes -----===//
 
 #include "tandem/Dialect/Tandem/TandemOps.h"
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -43,7 +44,5 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
              << "' must be a #tandem.target attribute, got " << attr.getValue();
     return success();
   }
-  // Attributes the passes attach to ops are checked by those passes; names in
-  // the tandem namespace that nothing defines are most likely typos.
-  return success();
+  return verifyScheduleAttribute(op, attr);
 }

@@ -21,6 +21,7 @@
 #ifndef TANDEM_ANALYSIS_COSTMODEL_H
 #define TANDEM_ANALYSIS_COSTMODEL_H
 
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Dialect/Tandem/TandemOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -300,12 +301,6 @@ private:
 
 /// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).
 constexpr double kAttentionEfficiency = 0.60;
-
-/// Discardable attributes that scheduling passes attach and the simulator and
-/// runtime honour.
-constexpr llvm::StringLiteral kStreamAttrName = "tandem.stream";
-constexpr llvm::StringLiteral kSmTargetAttrName = "tandem.sm_target";
-constexpr llvm::StringLiteral kCommSmsAttrName = "tandem.comm_sms";
 
 } // namespace tandem
 } // namespace mlir

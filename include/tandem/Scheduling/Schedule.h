@@ -79,10 +79,6 @@ bool canMoveBefore(Operation *op, Operation *point);
 /// Whether two collectives run on the same process group.
 bool sameGroup(CollectiveOpInterface a, CollectiveOpInterface b);
 
-/// Name of the per-group issue index that tandem-async-collectives stamps
-/// on every collective; tandem-verify-schedule checks it is preserved.
-constexpr llvm::StringLiteral kSeqAttrName = "tandem.seq";
-
 } // namespace tandem
 } // namespace mlir
 

@@ -19,6 +19,8 @@
 #ifndef TANDEM_SCHEDULING_STREAMS_H
 #define TANDEM_SCHEDULING_STREAMS_H
 
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -31,14 +33,6 @@
 namespace mlir {
 namespace tandem {
 
-/// Event (non-negative integer) that an op records once it has completed.
-constexpr llvm::StringLiteral kRecordEventAttrName = "tandem.record_event";
-/// Events (DenseI64ArrayAttr) the op's stream waits for before the op runs.
-constexpr llvm::StringLiteral kWaitEventsAttrName = "tandem.wait_events";
-/// On a function: the number of streams its ops use (indices 0 .. n-1).
-constexpr llvm::StringLiteral kNumStreamsAttrName = "tandem.num_streams";
-/// On a function: the number of events its ops record (ids 0 .. n-1).
-constexpr llvm::StringLiteral kNumEventsAttrName = "tandem.num_events";
 
 /// The stream of every op of a single-block function.
 struct StreamMap {

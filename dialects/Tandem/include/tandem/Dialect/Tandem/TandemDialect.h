@@ -11,6 +11,7 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
 
 #include "tandem/Dialect/Tandem/TandemOpsDialect.h.inc"
 

@@ -36,6 +36,22 @@ def Tandem_Dialect : Dialect {
     Every tensor in a function is the per-rank shard: shapes are those one GPU
     sees.
   }];
+  // The schedule attributes the passes attach and the runtime lowering
+  // reads. Declared here, once: the dialect's attribute verifier
+  // (ScheduleAttributes.cpp) checks their placement, types and ranges, and
+  // rejects any other `tandem.*` name. docs/passes/assign-streams.md gives
+  // their meaning.
+  let discardableAttrs = (ins
+    "::mlir::IntegerAttr":$stream,
+    "::mlir::IntegerAttr":$sm_target,
+    "::mlir::IntegerAttr":$comm_sms,
+    "::mlir::IntegerAttr":$record_event,
+    "::mlir::DenseI64ArrayAttr":$wait_events,
+    "::mlir::IntegerAttr":$seq,
+    "::mlir::IntegerAttr":$num_streams,
+    "::mlir::IntegerAttr":$num_events,
+    "::mlir::StringAttr":$calibration
+  );
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
