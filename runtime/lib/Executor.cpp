@@ -141,6 +141,21 @@ struct Executor::Impl {
   std::map<CommunicatorKey, ncclComm_t> comms;
   cudaGraphExec_t graph = nullptr;
   int64_t allocated = 0;
+  /// Per step: whether an attention step runs fused, and the LSE its fused
+  /// forward writes / its fused backward reads (null: stream scratch for a
+  /// forward nobody differentiates, recomputed for such a backward).
+  std::vector<bool> fusedAttention;
+  std::vector<float *> attentionLse;
+  std::vector<void *> lseMemory;
+  std::string attentionSummary;
+  /// Emulated mode: each collective step's target time alone (us), and the
+  /// launch-to-start offset of the emulated kernel, measured once and
+  /// subtracted from every target so that its event-timed duration alone
+  /// matches the target.
+  std::vector<double> collectiveTargetUs;
+  double emulationOffsetUs = 0;
+  std::string emulationSummary;
+  bool measureEmulationOffset(std::string &error);
 
   ~Impl();
   bool allocate(void **ptr, int64_t bytes, const std::string &what,
@@ -193,6 +208,8 @@ Executor::Impl::~Impl() {
       cudaFree(p);
   for (void *p : inputMemory)
     cudaFree(p);
+  for (void *p : lseMemory)
+    cudaFree(p);
   if (arena)
     cudaFree(arena);
   if (blas)
@@ -214,6 +231,10 @@ bool Executor::Impl::allocate(void **ptr, int64_t bytes,
   return true;
 }
 
+bool Executor::Impl::measureEmulationOffset(std::string &error) {
+  return measureEmulatedCollectiveOffset(streams[0], emulationOffsetUs, error);
+}
+
 void Executor::Impl::abortCommunicators() {
   for (auto &[key, comm] : comms)
     ncclCommAbort(comm);
@@ -224,6 +245,37 @@ Executor::Executor(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Executor::~Executor() = default;
 
 int64_t Executor::deviceBytes() const { return impl->allocated; }
+
+std::string Executor::emulationSummary() const {
+  return impl->emulationSummary;
+}
+
+std::string Executor::attentionSummary() const {
+  return impl->attentionSummary;
+}
+
+namespace {
+
+AttentionArgs attentionArgs(const Plan &plan, const Step &s) {
+  AttentionArgs a;
+  bool grad = s.kind == StepKind::AttentionGrad;
+  const Buffer &qkv = plan.buffers[s.inputs[grad ? 1 : 0]];
+  a.seq = qkv.shape[0];
+  a.heads = s.heads;
+  a.kvHeads = s.kvHeads;
+  a.headDim = s.headDim;
+  a.causal = s.causal;
+  a.type = plan.buffers[s.inputs[0]].type;
+  a.smTarget = static_cast<int>(s.smTarget);
+  return a;
+}
+
+bool sameAttention(const Step &a, const Step &b) {
+  return a.heads == b.heads && a.kvHeads == b.kvHeads &&
+         a.headDim == b.headDim && a.causal == b.causal;
+}
+
+} // namespace
 
 std::unique_ptr<Executor> Executor::create(const Plan &plan,
                                            const ExecutorOptions &options,
@@ -272,12 +324,54 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     }
   }
   for (const Group &g : x.plan.groups)
-    if (options.mode == CollectiveMode::Standin && options.rank >= g.size) {
+    if (options.mode != CollectiveMode::Nccl && options.rank >= g.size) {
       error = "stand-in rank " + std::to_string(options.rank) +
               " is outside group '" + g.name + "' of size " +
               std::to_string(g.size);
       return nullptr;
     }
+
+  // Emulated fabric: every collective needs a target time, before any
+  // device work.
+  x.collectiveTargetUs.assign(x.plan.steps.size(), 0);
+  if (options.mode == CollectiveMode::Emulated) {
+    int fromPlan = 0, fromRate = 0;
+    for (size_t i = 0; i < x.plan.steps.size(); ++i) {
+      const Step &s = x.plan.steps[i];
+      if (s.kind != StepKind::Collective)
+        continue;
+      if (s.predictedAloneUs >= 0) {
+        x.collectiveTargetUs[i] = s.predictedAloneUs;
+        ++fromPlan;
+        continue;
+      }
+      if (options.fabricGbps <= 0) {
+        error = stepWhere(x.plan, i) +
+                ": the emulated fabric needs the collective's predicted time "
+                "alone (steps[" +
+                std::to_string(i) +
+                "].predicted.alone_us), which this plan does not carry; "
+                "export it with a tandem-opt that writes alone_us, or choose "
+                "a rate explicitly (--fabric-gbps, --fabric-latency-us)";
+        return nullptr;
+      }
+      const Buffer &in = x.plan.buffers[s.inputs[0]];
+      const Buffer &out = x.plan.buffers[s.outputs[0]];
+      int64_t bus = collectiveTraffic(s.collective, in.bytes(), out.bytes(),
+                                      x.plan.groups[s.group].size);
+      x.collectiveTargetUs[i] =
+          options.fabricLatencyUs + bus / (options.fabricGbps * 1e3);
+      ++fromRate;
+    }
+    std::ostringstream os;
+    os << "EMULATED FABRIC (paced local kernels, not communication): "
+       << fromPlan << " collective(s) paced to the plan's predicted alone_us";
+    if (fromRate > 0)
+      os << ", " << fromRate << " to an explicitly chosen rate of "
+         << options.fabricGbps << " GB/s bus bandwidth + "
+         << options.fabricLatencyUs << " us";
+    x.emulationSummary = os.str();
+  }
 
   if (!x.cuda(cudaSetDevice(options.device),
               "cudaSetDevice(" + std::to_string(options.device) + ")", error))
@@ -373,6 +467,78 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       x.bufferPtr[b] =
           x.bufferPtr[x.plan.buffers[b].viewOf] + x.plan.buffers[b].viewOffset;
 
+  // Attention: fused where the kernels apply. A fused forward whose
+  // (qkv, out) a fused backward reads keeps its LSE in an allocation of its
+  // own for that backward; the plan's ordering of `out` orders the LSE too.
+  size_t numSteps = x.plan.steps.size();
+  x.fusedAttention.assign(numSteps, false);
+  x.attentionLse.assign(numSteps, nullptr);
+  {
+    int fused = 0, unfused = 0, reused = 0;
+    std::string fallback;
+    for (size_t i = 0; i < numSteps; ++i) {
+      const Step &s = x.plan.steps[i];
+      if (s.kind != StepKind::Attention && s.kind != StepKind::AttentionGrad)
+        continue;
+      std::string reason;
+      bool ok = false;
+      if (options.attention == AttentionImpl::Unfused) {
+        reason = "unfused attention requested";
+      } else if (fusedAttentionSupported(attentionArgs(x.plan, s), reason)) {
+        ok = true;
+        for (int64_t b : s.inputs)
+          ok &= reinterpret_cast<uintptr_t>(x.bufferPtr[b]) % 16 == 0;
+        for (int64_t b : s.outputs)
+          ok &= reinterpret_cast<uintptr_t>(x.bufferPtr[b]) % 16 == 0;
+        if (!ok)
+          reason = "a buffer is not 16-byte aligned";
+      }
+      x.fusedAttention[i] = ok;
+      ok ? ++fused : ++unfused;
+      if (!ok && fallback.empty())
+        fallback = stepWhere(x.plan, i) + ": " + reason;
+    }
+    for (size_t i = 0; i < numSteps; ++i) {
+      const Step &f = x.plan.steps[i];
+      if (f.kind != StepKind::Attention || !x.fusedAttention[i])
+        continue;
+      for (size_t j = i + 1; j < numSteps; ++j) {
+        const Step &g = x.plan.steps[j];
+        if (g.kind != StepKind::AttentionGrad || !x.fusedAttention[j] ||
+            !sameAttention(f, g) || g.inputs[1] != f.inputs[0] ||
+            g.inputs[2] != f.outputs[0])
+          continue;
+        if (!x.attentionLse[i]) {
+          void *p;
+          if (!x.allocate(&p,
+                          fusedAttentionLseBytes(attentionArgs(x.plan, f)),
+                          "the LSE of " + stepWhere(x.plan, i), error))
+            return nullptr;
+          x.lseMemory.push_back(p);
+          x.attentionLse[i] = static_cast<float *>(p);
+        }
+        x.attentionLse[j] = x.attentionLse[i];
+        ++reused;
+      }
+    }
+    if (fused + unfused > 0) {
+      std::ostringstream os;
+      if (unfused == 0)
+        os << "fused (" << fused << " steps";
+      else if (fused == 0)
+        os << "unfused (" << unfused << " steps";
+      else
+        os << "fused " << fused << ", unfused " << unfused << " (";
+      if (reused > 0)
+        os << "; " << reused << " backward step(s) reuse their forward's LSE";
+      os << ")";
+      if (unfused > 0)
+        os << "; unfused because " << fallback
+           << (unfused > 1 ? ", ..." : "");
+      x.attentionSummary = os.str();
+    }
+  }
+
   x.scratchBytes.assign(x.plan.numStreams, 0);
   std::vector<bool> usesBlas(x.plan.numStreams, false);
   for (const Step &s : x.plan.steps) {
@@ -381,22 +547,22 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       return x.plan.buffers[s.inputs[i]];
     };
     if (s.kind == StepKind::Attention || s.kind == StepKind::AttentionGrad) {
-      AttentionArgs a;
-      a.seq = buf(s.kind == StepKind::Attention ? 0 : 1).shape[0];
-      a.heads = s.heads;
-      a.kvHeads = s.kvHeads;
-      a.headDim = s.headDim;
-      a.causal = s.causal;
-      a.type = buf(0).type;
-      need = s.kind == StepKind::Attention ? attentionScratchBytes(a)
-                                           : attentionGradScratchBytes(a);
-      usesBlas[s.stream] = true;
+      AttentionArgs a = attentionArgs(x.plan, s);
+      size_t index = &s - x.plan.steps.data();
+      if (x.fusedAttention[index]) {
+        need = s.kind == StepKind::Attention ? fusedAttentionLseBytes(a)
+                                             : fusedAttentionGradScratchBytes(a);
+      } else {
+        need = s.kind == StepKind::Attention ? attentionScratchBytes(a)
+                                             : attentionGradScratchBytes(a);
+        usesBlas[s.stream] = true;
+      }
     } else if (s.kind == StepKind::NormGrad) {
       int64_t rows, cols;
       view2d(buf(1), rows, cols);
       need = normGradScratchBytes(rows, cols);
     } else if (s.kind == StepKind::Collective &&
-               options.mode == CollectiveMode::Standin) {
+               options.mode != CollectiveMode::Nccl) {
       need = 64ll << 20; // traffic is streamed cyclically through this
     } else if (s.kind == StepKind::Matmul) {
       usesBlas[s.stream] = true;
@@ -451,6 +617,13 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
         return nullptr;
       x.comms[keys[k]] = comm;
     }
+  }
+  if (options.mode == CollectiveMode::Emulated && !x.emulationSummary.empty()) {
+    if (!x.measureEmulationOffset(error))
+      return nullptr;
+    std::ostringstream os;
+    os << "; launch offset " << x.emulationOffsetUs << " us subtracted";
+    x.emulationSummary += os.str();
   }
   return std::unique_ptr<Executor>(new Executor(std::move(impl)));
 }
@@ -523,6 +696,15 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
   const char *src = bufferPtr[s.inputs[0]];
   char *dst = bufferPtr[s.outputs[0]];
   int64_t n = plan.groups[s.group].size;
+  if (options.mode == CollectiveMode::Emulated) {
+    int ctas = s.commSms > 0 ? static_cast<int>(s.commSms) : 0;
+    double pace = std::max(0.0, collectiveTargetUs[index] - emulationOffsetUs);
+    return launchEmulatedCollective(
+        s.collective, s.reduce, src, in.elements(), dst, out.elements(),
+        in.type, static_cast<int>(n), options.rank % static_cast<int>(n), ctas,
+        emulatedStagingBytes(s.collective, in.bytes(), static_cast<int>(n)),
+        scratch[s.stream], scratchBytes[s.stream], pace, stream, error);
+  }
   if (options.mode == CollectiveMode::Standin) {
     int ctas = s.commSms > 0 ? static_cast<int>(s.commSms) : 0;
     int64_t traffic =
@@ -596,14 +778,19 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
   case StepKind::Attention:
   case StepKind::AttentionGrad: {
     bool grad = s.kind == StepKind::AttentionGrad;
-    AttentionArgs a;
-    a.seq = in(grad ? 1 : 0).shape[0];
-    a.heads = s.heads;
-    a.kvHeads = s.kvHeads;
-    a.headDim = s.headDim;
-    a.causal = s.causal;
-    a.type = in(0).type;
-    a.smTarget = static_cast<int>(s.smTarget);
+    AttentionArgs a = attentionArgs(plan, s);
+    if (fusedAttention[index]) {
+      if (!grad)
+        return launchFusedAttention(
+            a, ptr(s.inputs[0]), ptr(s.outputs[0]),
+            attentionLse[index] ? attentionLse[index]
+                                : static_cast<float *>(scratch[s.stream]),
+            stream, error);
+      return launchFusedAttentionGrad(a, ptr(s.inputs[0]), ptr(s.inputs[1]),
+                                      ptr(s.inputs[2]), attentionLse[index],
+                                      ptr(s.outputs[0]), scratch[s.stream],
+                                      stream, error);
+    }
     if (!grad)
       return launchAttention(blasPerStream[s.stream], a, ptr(s.inputs[0]),
                              ptr(s.outputs[0]), scratch[s.stream], stream,

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -850,6 +851,122 @@ standinCollectiveKernel(const T *in, T *out, int64_t outCount, int64_t base,
   }
 }
 
+__device__ __forceinline__ uint64_t globalTimerNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// The emulated fabric's collective (launchEmulatedCollective). Values as
+/// the stand-in's; the work is cut into rounds in which every thread of the
+/// grid handles kUnroll items (independent 16-byte accesses in flight,
+/// coalesced across the grid), and paced: every `paceEvery` rounds the CTA
+/// waits until the share of `paceNs` that its bytes so far represent has
+/// passed since the CTA started, and at the end until all of `paceNs` has.
+/// Each CTA paces itself, so a CTA that starts late (its SM busy) finishes
+/// late, as a channel of a real collective would.
+///
+/// VEC: items of 16 bytes. Output = `copies` = outCount / period copies of
+/// the input window [base, base + period) (scaled by `factor`); each input
+/// item is read once and written to its copies, as a rank reads what it
+/// sends once and writes what it receives. Otherwise one element per item
+/// (layouts whose counts are not multiples of 16 bytes).
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(512)
+    emulatedCollectiveKernel(const T *in, T *out, int64_t outCount,
+                             int64_t base, int64_t period, float factor,
+                             uint4 *scratch, int64_t scratchChunks,
+                             int64_t trafficChunks, int64_t paceNs) {
+  constexpr int kPer = VEC ? 16 / sizeof(T) : 1;
+  constexpr int kUnroll = VEC ? 8 : 1;
+  __shared__ uint64_t start;
+  if (threadIdx.x == 0)
+    start = globalTimerNs();
+  __syncthreads();
+  const int64_t first =
+      blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t perRound = stride * kUnroll;
+  // Items of the value phase: source items (VEC) or output elements.
+  const int64_t copies = VEC ? outCount / period : 1;
+  const int64_t items = VEC ? period / kPer : outCount;
+  const int64_t outRounds = (items + perRound - 1) / perRound;
+  const int64_t trafficRounds = (trafficChunks + perRound - 1) / perRound;
+  const int64_t rounds = outRounds + trafficRounds;
+  const double outRoundBytes =
+      double(perRound) * kPer * sizeof(T) * (1 + copies);
+  const double trafficRoundBytes = double(perRound) * 32;
+  const double totalBytes =
+      outRounds * outRoundBytes + trafficRounds * trafficRoundBytes;
+  const int64_t paceEvery = rounds > 64 ? rounds / 64 : 1;
+  auto pace = [&](double doneBytes) {
+    __syncthreads();
+    if (threadIdx.x == 0 && paceNs > 0) {
+      uint64_t until =
+          start + static_cast<uint64_t>(
+                      totalBytes > 0 ? paceNs * (doneBytes / totalBytes)
+                                     : double(paceNs));
+      while (globalTimerNs() < until)
+        __nanosleep(128);
+    }
+    __syncthreads();
+  };
+  for (int64_t r = 0; r < rounds; ++r) {
+    if (r < outRounds) {
+      int64_t i0 = r * perRound + first;
+      if constexpr (VEC) {
+        union Pack {
+          uint4 v;
+          T e[kPer];
+        };
+        Pack src[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          int64_t i = i0 + u * stride;
+          if (i < items)
+            src[u].v = *reinterpret_cast<const uint4 *>(in + base + i * kPer);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          int64_t i = i0 + u * stride;
+          if (i >= items)
+            continue;
+          Pack dst;
+#pragma unroll
+          for (int k = 0; k < kPer; ++k)
+            dst.e[k] = fromFloat<T>(factor * toFloat(src[u].e[k]));
+          for (int64_t c = 0; c < copies; ++c)
+            *reinterpret_cast<uint4 *>(out + c * period + i * kPer) = dst.v;
+        }
+      } else {
+        if (i0 < outCount)
+          out[i0] = fromFloat<T>(factor * toFloat(in[base + i0 % period]));
+      }
+    } else {
+      int64_t c0 = (r - outRounds) * perRound + first;
+      uint4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        int64_t c = c0 + u * stride;
+        if (c < trafficChunks)
+          v[u] = loadStreaming(scratch + c % scratchChunks);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        int64_t c = c0 + u * stride;
+        if (c < trafficChunks)
+          storeStreaming(scratch + c % scratchChunks, v[u]);
+      }
+    }
+    if ((r + 1) % paceEvery == 0 && r + 1 < rounds)
+      pace(r + 1 <= outRounds
+               ? (r + 1) * outRoundBytes
+               : outRounds * outRoundBytes +
+                     (r + 1 - outRounds) * trafficRoundBytes);
+  }
+  pace(totalBytes);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1206,14 +1323,19 @@ bool launchOpaque(const void *const *inputs, const int64_t *inputBytes,
   return checkLaunch("launchOpaque (readSweepKernel)", error);
 }
 
-bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
-                             const void *in, int64_t inCount, void *out,
-                             int64_t outCount, DType type, int groupSize,
-                             int rank, int ctas, int64_t trafficBytes,
-                             void *scratch, int64_t scratchBytes,
-                             cudaStream_t stream, std::string &error) {
-  std::string what =
-      std::string("launchStandinCollective(") + collectiveKindName(kind) + ")";
+namespace {
+
+/// Shared by the stand-in and the emulated collective: checks the counts,
+/// derives what `out` holds, and launches the kernel (paced when
+/// `paceNs` >= 0).
+bool launchCollectiveKernel(const char *name, CollectiveKind kind,
+                            ReduceKind reduce, const void *in, int64_t inCount,
+                            void *out, int64_t outCount, DType type,
+                            int groupSize, int rank, int ctas,
+                            int64_t trafficBytes, void *scratch,
+                            int64_t scratchBytes, int64_t paceNs,
+                            cudaStream_t stream, std::string &error) {
+  std::string what = std::string(name) + "(" + collectiveKindName(kind) + ")";
   if (groupSize < 1 || rank < 0 || rank >= groupSize)
     return fail(error, what + ": rank " + std::to_string(rank) +
                            " is not in a group of " +
@@ -1278,7 +1400,7 @@ bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
     scratchChunks = reinterpret_cast<uint4 *>(alignedBegin);
     trafficChunks = (trafficBytes + 15) / 16;
   }
-  if (outCount == 0 && trafficChunks == 0)
+  if (outCount == 0 && trafficChunks == 0 && paceNs <= 0)
     return true;
 
   // NCCL's kernels run 512-thread CTAs too; `ctas` bounds the SMs held.
@@ -1286,12 +1408,115 @@ bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
   int grid = ctas > 0 ? ctas : 24;
   withType(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    standinCollectiveKernel<T><<<grid, kCollectiveThreads, 0, stream>>>(
-        static_cast<const T *>(in), static_cast<T *>(out), outCount, base,
-        std::max<int64_t>(period, 1), factor, scratchChunks,
-        std::max<int64_t>(numScratchChunks, 1), trafficChunks);
+    if (paceNs < 0) {
+      standinCollectiveKernel<T><<<grid, kCollectiveThreads, 0, stream>>>(
+          static_cast<const T *>(in), static_cast<T *>(out), outCount, base,
+          std::max<int64_t>(period, 1), factor, scratchChunks,
+          std::max<int64_t>(numScratchChunks, 1), trafficChunks);
+      return;
+    }
+    constexpr int64_t kPer = 16 / sizeof(T);
+    bool vec = period > 0 && outCount % period == 0 && period % kPer == 0 &&
+               base % kPer == 0 && packAligned(in, type, kPer) &&
+               packAligned(out, type, kPer);
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kCollectiveThreads, 0, stream>>>(
+          static_cast<const T *>(in), static_cast<T *>(out), outCount, base,
+          std::max<int64_t>(period, 1), factor, scratchChunks,
+          std::max<int64_t>(numScratchChunks, 1), trafficChunks, paceNs);
+    };
+    if (vec)
+      launch(emulatedCollectiveKernel<T, true>);
+    else
+      launch(emulatedCollectiveKernel<T, false>);
   });
   return checkLaunch(what.c_str(), error);
+}
+
+} // namespace
+
+bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
+                             const void *in, int64_t inCount, void *out,
+                             int64_t outCount, DType type, int groupSize,
+                             int rank, int ctas, int64_t trafficBytes,
+                             void *scratch, int64_t scratchBytes,
+                             cudaStream_t stream, std::string &error) {
+  return launchCollectiveKernel("launchStandinCollective", kind, reduce, in,
+                                inCount, out, outCount, type, groupSize, rank,
+                                ctas, trafficBytes, scratch, scratchBytes, -1,
+                                stream, error);
+}
+
+bool launchEmulatedCollective(CollectiveKind kind, ReduceKind reduce,
+                              const void *in, int64_t inCount, void *out,
+                              int64_t outCount, DType type, int groupSize,
+                              int rank, int ctas, int64_t stagingBytes,
+                              void *scratch, int64_t scratchBytes,
+                              double paceUs, cudaStream_t stream,
+                              std::string &error) {
+  if (!(paceUs >= 0))
+    return fail(error, "launchEmulatedCollective: negative or NaN pace");
+  return launchCollectiveKernel(
+      "launchEmulatedCollective", kind, reduce, in, inCount, out, outCount,
+      type, groupSize, rank, ctas, stagingBytes, scratch, scratchBytes,
+      static_cast<int64_t>(std::llround(paceUs * 1000.0)), stream, error);
+}
+
+bool measureEmulatedCollectiveOffset(cudaStream_t stream, double &offsetUs,
+                                     std::string &error) {
+  // kLaunches back-to-back empty collectives paced to kPaceUs (long enough
+  // that the host's launches run ahead), between two events, three times;
+  // the offset is the per-kernel time beyond the pace (median).
+  constexpr int kLaunches = 20;
+  constexpr double kPaceUs = 20;
+  cudaEvent_t a = nullptr, b = nullptr;
+  auto cudaOk = [&](cudaError_t e, const char *what) {
+    if (e == cudaSuccess)
+      return true;
+    error = std::string("measureEmulatedCollectiveOffset: ") + what + ": " +
+            cudaGetErrorName(e);
+    return false;
+  };
+  bool ok = cudaOk(cudaEventCreate(&a), "cudaEventCreate") &&
+            cudaOk(cudaEventCreate(&b), "cudaEventCreate");
+  double samples[3] = {0, 0, 0};
+  for (int rep = 0; ok && rep < 4; ++rep) {
+    ok = cudaOk(cudaEventRecord(a, stream), "cudaEventRecord");
+    for (int i = 0; ok && i < kLaunches; ++i)
+      ok = launchEmulatedCollective(CollectiveKind::Permute, ReduceKind::Sum,
+                                    nullptr, 0, nullptr, 0, DType::F32, 1, 0,
+                                    0, 0, nullptr, 0, kPaceUs, stream, error);
+    ok = ok && cudaOk(cudaEventRecord(b, stream), "cudaEventRecord") &&
+         cudaOk(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    ok = ok && cudaOk(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    if (ok && rep > 0) // the first repetition warms up
+      samples[rep - 1] = ms * 1000.0 / kLaunches - kPaceUs;
+  }
+  if (a)
+    cudaEventDestroy(a);
+  if (b)
+    cudaEventDestroy(b);
+  if (!ok)
+    return false;
+  std::sort(samples, samples + 3);
+  offsetUs = std::max(0.0, samples[1]);
+  return true;
+}
+
+int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
+                             int groupSize) {
+  int64_t n = groupSize;
+  if (n <= 1)
+    return 0;
+  switch (kind) {
+  case CollectiveKind::ReduceScatter:
+    return inBytes * (n - 1) / n;
+  case CollectiveKind::AllReduce:
+    return 2 * inBytes * (n - 1) / n;
+  default:
+    return 0;
+  }
 }
 
 //===----------------------------------------------------------------------===//

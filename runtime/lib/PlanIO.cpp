@@ -120,9 +120,12 @@ json stepToJson(const Step &step) {
   case StepKind::Sync:
     break;
   }
-  if (step.predictedStartUs >= 0)
+  if (step.predictedStartUs >= 0) {
     j["predicted"] = {{"start_us", step.predictedStartUs},
                       {"duration_us", step.predictedDurationUs}};
+    if (step.predictedAloneUs >= 0)
+      j["predicted"]["alone_us"] = step.predictedAloneUs;
+  }
   return j;
 }
 
@@ -336,6 +339,7 @@ bool readStep(const json &j, const std::string &path, Step &step,
     Reader pr(*p, path + ".predicted", error);
     pr.number("start_us", step.predictedStartUs, true);
     pr.number("duration_us", step.predictedDurationUs, true);
+    pr.number("alone_us", step.predictedAloneUs, false);
     pr.finish();
   }
   r.finish();

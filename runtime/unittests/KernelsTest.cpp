@@ -244,6 +244,7 @@ protected:
   void sync() { ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess); }
   void checkElementwise(int64_t rows, int64_t cols, int64_t shift);
   void checkAttention(const AttentionArgs &args, const std::string &what);
+  void checkFusedAttention(const AttentionArgs &args, const std::string &what);
 
   cudaStream_t stream = nullptr;
   BlasContext blas;
@@ -826,6 +827,194 @@ void KernelsTest::checkAttention(const AttentionArgs &args,
   ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
                                   out.get(), dqkv.get(), gradScratch.get(),
                                   stream, error))
+      << error;
+  EXPECT_EQ(outBits, out.download());
+  EXPECT_EQ(gradBits, dqkv.download());
+}
+
+//===----------------------------------------------------------------------===//
+// Fused attention (FlashAttention.cu)
+//===----------------------------------------------------------------------===//
+
+/// Row log-sum-exp of scale * q_i . k_j over the visible keys, per
+/// [head][query], in double.
+std::vector<double> lseReference(const AttentionArgs &args,
+                                 const std::vector<float> &qkv) {
+  int64_t seq = args.seq, d = args.headDim, heads = args.heads,
+          kv = args.kvHeads, width = (heads + 2 * kv) * d;
+  int64_t group = heads / kv;
+  double scale = 1 / std::sqrt(double(d));
+  std::vector<double> lse(heads * seq);
+  std::vector<double> s(seq);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < seq; ++i) {
+      int64_t valid = args.causal ? i + 1 : seq;
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < valid; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += double(qkv[i * width + h * d + c]) *
+                 qkv[j * width + (heads + h / group) * d + c];
+        s[j] = dot * scale;
+        mx = std::max(mx, s[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < valid; ++j)
+        sum += std::exp(s[j] - mx);
+      lse[h * seq + i] = mx + std::log(sum);
+    }
+  return lse;
+}
+
+/// Largest |got - want| over the largest |want|.
+double relMaxError(const std::vector<float> &got,
+                   const std::vector<double> &want) {
+  double err = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    err = std::max(err, std::fabs(double(got[i]) - want[i]));
+  double scale = maxAbs(want);
+  return scale > 0 ? err / scale : err;
+}
+
+TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
+  // Head dims 64 and 128; GQA groups 1, 2, 4 and 8; sequence lengths that
+  // are and are not multiples of the 64-key / 128-query tiles, shorter than
+  // one tile, and long enough for several pipeline stages.
+  struct Case {
+    int64_t seq, heads, kvHeads, headDim;
+  };
+  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64},
+                 Case{257, 4, 4, 128}, Case{384, 8, 1, 128},
+                 Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
+    for (bool causal : {false, true}) {
+      for (DType type : {DType::BF16, DType::F16}) {
+        AttentionArgs args;
+        args.seq = c.seq;
+        args.heads = c.heads;
+        args.kvHeads = c.kvHeads;
+        args.headDim = c.headDim;
+        args.causal = causal;
+        args.type = type;
+        std::string what = "seq " + std::to_string(c.seq) + " heads " +
+                           std::to_string(c.heads) + " kv " +
+                           std::to_string(c.kvHeads) + " d " +
+                           std::to_string(c.headDim) +
+                           (causal ? " causal " : " ") + name(type);
+        checkFusedAttention(args, what);
+      }
+    }
+  }
+}
+
+TEST_F(KernelsTest, FusedAttentionRejectsWhatItDoesNotTake) {
+  AttentionArgs args;
+  args.seq = 64;
+  args.heads = 2;
+  args.kvHeads = 1;
+  args.headDim = 64;
+  std::string reason;
+  EXPECT_TRUE(fusedAttentionSupported(args, reason)) << reason;
+  args.headDim = 96;
+  EXPECT_FALSE(fusedAttentionSupported(args, reason));
+  EXPECT_NE(reason.find("head dim 96"), std::string::npos) << reason;
+  args.headDim = 64;
+  args.type = DType::F32;
+  EXPECT_FALSE(fusedAttentionSupported(args, reason));
+  EXPECT_NE(reason.find("f32"), std::string::npos) << reason;
+  args.type = DType::BF16;
+  DeviceBuffer qkv(64 * 4 * 64 * 2 + 16), out(64 * 2 * 64 * 2), lse(2 * 64 * 4);
+  // A misaligned qkv is refused, not read.
+  EXPECT_FALSE(launchFusedAttention(
+      args, static_cast<char *>(qkv.get()) + 2, out.get(),
+      static_cast<float *>(lse.get()), stream, error));
+  EXPECT_NE(error.find("aligned"), std::string::npos) << error;
+}
+
+void KernelsTest::checkFusedAttention(const AttentionArgs &args,
+                                      const std::string &what) {
+  SCOPED_TRACE(what);
+  DType type = args.type;
+  int64_t width = (args.heads + 2 * args.kvHeads) * args.headDim;
+  int64_t outCount = args.seq * args.heads * args.headDim;
+  // Fresh inputs per case; q and k span [-2, 2) so that softmax rows are
+  // peaked enough for the running max to matter.
+  uint64_t seed = 100 + args.seq * 7 + args.heads * 3 + args.headDim +
+                  (args.causal ? 1 : 0) + (type == DType::F16 ? 50 : 0);
+  std::vector<float> qkv = randomValues(type, args.seq * width, seed, -2, 2);
+  std::vector<float> dout = randomValues(type, outCount, seed + 1);
+  std::vector<float> garbage = randomValues(type, args.seq * width, 13, 5, 9);
+  std::vector<float> outGarbage = randomValues(type, outCount, 14, 5, 9);
+  DeviceBuffer dQkv(type, qkv), dDout(type, dout), out(type, outGarbage),
+      unfusedOut(outCount * typeBytes(type)), dqkv(type, garbage),
+      unfusedDqkv(args.seq * width * typeBytes(type)),
+      recomputedDqkv(type, garbage), lse(fusedAttentionLseBytes(args)),
+      scratch(attentionScratchBytes(args)),
+      gradScratch(attentionGradScratchBytes(args)),
+      fusedScratch(fusedAttentionGradScratchBytes(args));
+  float *lsePtr = static_cast<float *>(lse.get());
+
+  // Forward: the fused output and LSE against the double reference and
+  // the unfused path.
+  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
+                                   stream, error))
+      << error;
+  ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), unfusedOut.get(),
+                              scratch.get(), stream, error))
+      << error;
+  std::vector<float> outValues = out.values(type);
+  std::vector<float> unfusedValues = unfusedOut.values(type);
+  AttentionRef forward = attentionReference(args, qkv, nullptr, nullptr);
+  // Stated tolerance: max |error| / max |reference| of 2e-2 (bf16) or 4e-3
+  // (f16) for out, both paths round P to the input type before P V.
+  double tolerance = type == DType::BF16 ? 2e-2 : 4e-3;
+  EXPECT_LE(relMaxError(outValues, forward.out), tolerance) << "fused out";
+  EXPECT_LE(relMaxError(unfusedValues, forward.out), tolerance)
+      << "unfused out";
+  std::vector<double> unfusedAsDouble(unfusedValues.begin(),
+                                      unfusedValues.end());
+  EXPECT_LE(relMaxError(outValues, unfusedAsDouble), 2 * tolerance)
+      << "fused vs unfused out";
+  std::vector<float> lseValues = lse.values(DType::F32);
+  std::vector<double> lseWant = lseReference(args, qkv);
+  expectClose(lseValues, lseWant, 1e-5, 1e-4, what + " lse");
+
+  // Backward with the saved LSE, against the reference and the unfused
+  // backward (each on its own forward output).
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), lsePtr, dqkv.get(),
+                                       fusedScratch.get(), stream, error))
+      << error;
+  ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
+                                  unfusedOut.get(), unfusedDqkv.get(),
+                                  gradScratch.get(), stream, error))
+      << error;
+  std::vector<float> grad = dqkv.values(type);
+  AttentionRef backward = attentionReference(args, qkv, &dout, &outValues);
+  double gradTolerance = type == DType::BF16 ? 4e-2 : 1e-2;
+  expectQkvClose(grad, backward.dqkv, args, gradTolerance, what + " fused");
+  std::vector<float> unfusedGrad = unfusedDqkv.values(type);
+  std::vector<double> unfusedGradAsDouble(unfusedGrad.begin(),
+                                          unfusedGrad.end());
+  expectQkvClose(grad, unfusedGradAsDouble, args, 2 * gradTolerance,
+                 what + " fused vs unfused");
+
+  // Without a saved LSE the backward recomputes it: bitwise the same.
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), nullptr,
+                                       recomputedDqkv.get(), fusedScratch.get(),
+                                       stream, error))
+      << error;
+  std::vector<uint8_t> gradBits = dqkv.download();
+  EXPECT_EQ(gradBits, recomputedDqkv.download()) << "recomputed LSE";
+
+  // Bitwise reproducible (no atomics).
+  std::vector<uint8_t> outBits = out.download();
+  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
+                                   stream, error))
+      << error;
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), lsePtr, dqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   EXPECT_EQ(outBits, out.download());
   EXPECT_EQ(gradBits, dqkv.download());

@@ -97,6 +97,9 @@ TEST(PlanTest, JsonRoundTripKeepsEveryField) {
   plan.prediction = p;
   plan.steps[0].predictedStartUs = 0;
   plan.steps[0].predictedDurationUs = 3.25;
+  plan.steps[1].predictedStartUs = 1;
+  plan.steps[1].predictedDurationUs = 4;
+  plan.steps[1].predictedAloneUs = 2.5; // optional: only step 1 has it
   plan.buffers[1].initScale = 0.125;
   std::string text = writePlanJson(plan);
   std::string error;
@@ -109,6 +112,8 @@ TEST(PlanTest, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(back->steps[1].waitEvents, std::vector<int64_t>{0});
   EXPECT_EQ(back->streamPriorities[1], -1);
   EXPECT_DOUBLE_EQ(back->steps[0].predictedDurationUs, 3.25);
+  EXPECT_LT(back->steps[0].predictedAloneUs, 0);
+  EXPECT_DOUBLE_EQ(back->steps[1].predictedAloneUs, 2.5);
   ASSERT_TRUE(back->prediction);
   EXPECT_DOUBLE_EQ(back->prediction->spanUs, 12.5);
   EXPECT_EQ(back->arenaBytes, plan.arenaBytes);

@@ -54,6 +54,13 @@ void printHelp(std::FILE *out) {
       "  --standin-collectives   single-GPU mode: run one rank's program and\n"
       "                          replace every collective by device copies of\n"
       "                          the same byte volume (NOT communication)\n"
+      "  --emulate-fabric        single-GPU mode: run one rank's program on\n"
+      "                          an EMULATED fabric: every collective is a\n"
+      "                          local kernel on its CTA budget paced to the\n"
+      "                          plan's predicted alone_us (NOT communication)\n"
+      "  --fabric-gbps G         emulation rate for collectives without\n"
+      "                          alone_us: bus bytes / G GB/s (nccl-tests busbw)\n"
+      "  --fabric-latency-us L   plus L us per collective (default 0)\n"
       "  --standin-rank R        the rank whose program the stand-in mode "
       "runs\n"
       "                          (default 0)\n"
@@ -68,6 +75,9 @@ void printHelp(std::FILE *out) {
       "                          execution error then names its op)\n"
       "  --separate-buffers      one allocation per buffer instead of the\n"
       "                          planned arena (debugging, with memcheck)\n"
+      "  --attention IMPL        fused (default) or unfused: how attention\n"
+      "                          steps run; the environment variable\n"
+      "                          TANDEM_ATTENTION sets the default\n"
       "  --timeout S             abort if a step takes longer (default 300)\n"
       "  --seed S                input seed (default 1)\n"
       "  --device D              first GPU to use (default 0)\n"
@@ -81,7 +91,10 @@ struct Options {
   std::string planPath, referencePath, tracePath, jsonPath;
   int warmup = 3, iters = 10, gpus = 0, device = 0, standinRank = 0;
   bool standin = false, check = false, graph = false, syncEach = false;
+  bool emulate = false; // implies standin (one rank's program on one GPU)
+  double fabricGbps = 0, fabricLatencyUs = 0;
   bool separateBuffers = false;
+  AttentionImpl attention = AttentionImpl::Fused;
   double timeout = 300;
   uint64_t seed = 1;
 };
@@ -96,7 +109,26 @@ bool parseInt(const char *text, long long min, long long &out) {
   return true;
 }
 
+bool parseAttention(const char *text, AttentionImpl &out) {
+  std::string v = text;
+  if (v == "fused")
+    out = AttentionImpl::Fused;
+  else if (v == "unfused")
+    out = AttentionImpl::Unfused;
+  else
+    return false;
+  return true;
+}
+
 int parseArgs(int argc, char **argv, Options &o) {
+  if (const char *env = std::getenv("TANDEM_ATTENTION");
+      env && !parseAttention(env, o.attention)) {
+    std::fprintf(stderr,
+                 "tandem-run: TANDEM_ATTENTION must be fused or unfused, "
+                 "got '%s'\n",
+                 env);
+    return kExitUsage;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *name) -> const char * {
@@ -154,6 +186,33 @@ int parseArgs(int argc, char **argv, Options &o) {
                      "tandem-run: --timeout needs seconds > 0, got '%s'\n", v);
         return kExitUsage;
       }
+    } else if (a == "--attention") {
+      const char *v = value("--attention");
+      if (!v)
+        return kExitUsage;
+      if (!parseAttention(v, o.attention)) {
+        std::fprintf(stderr,
+                     "tandem-run: --attention must be fused or unfused, got "
+                     "'%s'\n",
+                     v);
+        return kExitUsage;
+      }
+    } else if (a == "--emulate-fabric") {
+      o.emulate = true;
+      o.standin = true;
+    } else if (a == "--fabric-gbps" || a == "--fabric-latency-us") {
+      const char *v = value(a.c_str());
+      if (!v)
+        return kExitUsage;
+      char *end = nullptr;
+      double x = std::strtod(v, &end);
+      bool gbps = a == "--fabric-gbps";
+      if (!end || *end || !(gbps ? x > 0 : x >= 0)) {
+        std::fprintf(stderr, "tandem-run: %s needs a number %s, got '%s'\n",
+                     a.c_str(), gbps ? "> 0" : ">= 0", v);
+        return kExitUsage;
+      }
+      (gbps ? o.fabricGbps : o.fabricLatencyUs) = x;
     } else if (a == "--standin-collectives") {
       o.standin = true;
     } else if (a == "--check") {
@@ -193,6 +252,11 @@ int parseArgs(int argc, char **argv, Options &o) {
   }
   if (o.planPath.empty()) {
     std::fprintf(stderr, "tandem-run: no plan given (see --help)\n");
+    return kExitUsage;
+  }
+  if ((o.fabricGbps > 0 || o.fabricLatencyUs > 0) && !o.emulate) {
+    std::fprintf(stderr, "tandem-run: --fabric-gbps and --fabric-latency-us "
+                         "need --emulate-fabric\n");
     return kExitUsage;
   }
   if (o.check && o.referencePath.empty()) {
@@ -260,6 +324,7 @@ struct RankResult {
   RunResult last;
   std::vector<std::vector<uint8_t>> outputs, referenceOutputs;
   int64_t deviceBytes = 0;
+  std::string attention, emulation;
 };
 
 struct Shared {
@@ -272,7 +337,11 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
              std::vector<std::vector<uint8_t>> &outputs) {
   ExecutorOptions eo;
   eo.device = device;
-  eo.mode = o.standin ? CollectiveMode::Standin : CollectiveMode::Nccl;
+  eo.mode = o.emulate   ? CollectiveMode::Emulated
+            : o.standin ? CollectiveMode::Standin
+                        : CollectiveMode::Nccl;
+  eo.fabricGbps = o.fabricGbps;
+  eo.fabricLatencyUs = o.fabricLatencyUs;
   eo.rank = o.standin ? o.standinRank : rank;
   eo.worldSize = world;
   eo.communicatorIds = ids;
@@ -281,6 +350,7 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
   eo.separateBuffers = o.separateBuffers;
   eo.cudaGraph = o.graph;
   eo.timeoutSeconds = o.timeout;
+  eo.attention = o.attention;
   std::string error;
   std::unique_ptr<Executor> ex = Executor::create(plan, eo, error);
   if (!ex || !ex->initialiseInputs(o.seed, error)) {
@@ -289,6 +359,10 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
     return false;
   }
   r.deviceBytes = std::max(r.deviceBytes, ex->deviceBytes());
+  if (r.attention.empty())
+    r.attention = ex->attentionSummary();
+  if (r.emulation.empty())
+    r.emulation = ex->emulationSummary();
   // Outputs come from the first run: later iterations overwrite them with
   // the same values, but accumulating plans must compare one step.
   for (int i = 0; i < warmup + iters; ++i) {
@@ -604,14 +678,20 @@ int main(int argc, char **argv) {
     std::printf("plan %s: @%s, %zu steps on %lld stream(s), %d rank(s)%s\n",
                 o.planPath.c_str(), plan->function.c_str(), plan->steps.size(),
                 static_cast<long long>(plan->numStreams), o.standin ? 1 : world,
-                o.standin ? " [SINGLE-GPU STAND-IN: collectives are device "
-                            "copies, not communication]"
-                          : "");
+                o.emulate   ? " [SINGLE-GPU EMULATED FABRIC: collectives are "
+                              "paced local kernels, not communication]"
+                : o.standin ? " [SINGLE-GPU STAND-IN: collectives are device "
+                              "copies, not communication]"
+                            : "");
     std::printf("  step time (median of %d)  %10.3f ms%s\n", o.iters,
                 med / 1000.0, o.graph ? " (CUDA graph)" : "");
     if (!o.graph)
       std::printf("  exposed communication    %10.3f ms%s\n", exposed / 1000.0,
-                  o.standin ? " (of the stand-in copies)" : "");
+                  o.emulate   ? " (of the EMULATED fabric)"
+                  : o.standin ? " (of the stand-in copies)"
+                              : "");
+    if (!r0.emulation.empty())
+      std::printf("  fabric                   %s\n", r0.emulation.c_str());
     if (plan->prediction) {
       const Prediction &p = *plan->prediction;
       std::printf("  predicted span           %10.3f ms (simulator, target %s);"
@@ -624,6 +704,8 @@ int main(int argc, char **argv) {
                   "measured/bound %.3f\n",
                   p.boundUs / 1000.0, p.boundUs > 0 ? med / p.boundUs : 0.0);
     }
+    if (!r0.attention.empty())
+      std::printf("  attention                %s\n", r0.attention.c_str());
     std::printf("  device memory            %10.3f GiB\n",
                 r0.deviceBytes / double(1ll << 30));
   }
@@ -681,8 +763,12 @@ int main(int argc, char **argv) {
   if (print && !o.jsonPath.empty()) {
     std::ofstream out(o.jsonPath);
     out << "{\n \"plan\": " << jsonQuote(o.planPath) << ",\n"
-        << " \"mode\": \"" << (o.standin ? "standin" : "nccl") << "\",\n"
+        << " \"mode\": \""
+        << (o.emulate ? "emulated-fabric" : o.standin ? "standin" : "nccl")
+        << "\",\n"
+        << " \"fabric\": " << jsonQuote(r0.emulation) << ",\n"
         << " \"ranks\": " << (o.standin ? 1 : world) << ",\n"
+        << " \"attention\": " << jsonQuote(r0.attention) << ",\n"
         << " \"median_step_us\": " << med << ",\n"
         << " \"exposed_comm_us\": " << exposed << ",\n"
         << " \"step_us\": [";

@@ -31,6 +31,11 @@ enum class CollectiveMode {
   /// One rank's program on one GPU; each collective becomes a device copy
   /// of the same byte volume on its stream (Kernels.h).
   Standin,
+  /// One rank's program on one GPU on an emulated fabric: each collective
+  /// and P2P ring step becomes a kernel on its CTA budget that moves the
+  /// rank's local bytes and is paced to the cost model's time for it alone
+  /// (launchEmulatedCollective). Emulation, not communication.
+  Emulated,
 };
 
 /// A communicator to create: one per (group, CTA budget) the plan uses.
@@ -51,6 +56,16 @@ std::vector<CommunicatorKey> communicatorKeys(const Plan &plan);
 constexpr int kCommIdBytes = 128;
 /// ncclGetUniqueId for one communicator, as raw bytes.
 bool newCommunicatorId(std::string &id, std::string &error);
+
+/// How attention / attention_grad steps run (Kernels.h).
+enum class AttentionImpl {
+  /// The fused kernels (FlashAttention.cu) where they apply (bf16/f16, head
+  /// dim 64 or 128, 16-byte aligned buffers), the unfused path elsewhere.
+  Fused,
+  /// Always the unfused cuBLASLt + softmax path (the reference of the
+  /// fused kernels' tests; `tandem-run --attention unfused`).
+  Unfused,
+};
 
 struct ExecutorOptions {
   int device = 0;
@@ -78,6 +93,14 @@ struct ExecutorOptions {
   double timeoutSeconds = 300;
   /// cuBLASLt workspace per stream.
   int64_t workspaceBytes = 64ll << 20;
+  /// Fused attention by default.
+  AttentionImpl attention = AttentionImpl::Fused;
+  /// Emulated mode: where a collective step has no `predicted.alone_us`,
+  /// pace it to `fabricLatencyUs` + its per-rank bus bytes (nccl-tests'
+  /// busbw convention) / `fabricGbps` GB/s; 0 = no such rate, and such a
+  /// plan is refused before any device work.
+  double fabricGbps = 0;
+  double fabricLatencyUs = 0;
 };
 
 struct StepTiming {
@@ -113,6 +136,15 @@ public:
 
   /// Bytes of device memory this executor allocated.
   int64_t deviceBytes() const;
+
+  /// Emulated mode: one line saying where the collectives' target times
+  /// come from and the launch offset subtracted from them. Empty otherwise.
+  std::string emulationSummary() const;
+
+  /// One line saying how the plan's attention steps run, e.g. "fused (4
+  /// steps; 2 backward steps reuse their forward's LSE)" or, with fallbacks,
+  /// which steps run unfused and why. Empty when the plan has none.
+  std::string attentionSummary() const;
 
   struct Impl;
 

@@ -2,7 +2,8 @@
 //
 // Every compute op of a plan becomes one call here: cuBLASLt matmuls, the
 // attention forward/backward built from cuBLASLt batched GEMMs and softmax
-// kernels, element-wise and norm kernels, the byte-moving kernel that stands
+// kernels (or the fused kernels of FlashAttention.cu), element-wise and
+// norm kernels, the byte-moving kernel that stands
 // for an opaque op, deterministic input initialisation, and the device-copy
 // stand-ins for collectives of the single-GPU mode.
 //
@@ -109,6 +110,30 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
                          void *dqkv, void *scratch, cudaStream_t stream,
                          std::string &error);
 
+/// Fused (flash-attention style) attention, FlashAttention.cu: the same
+/// function as launchAttention / launchAttentionGrad without materialising
+/// scores (mma.sync tensor-core tiles, online softmax). Takes bf16 or f16
+/// with head dim 64 or 128; fusedAttentionSupported says why not otherwise
+/// (callers then use the unfused path). Softmax statistics are f32.
+///
+/// The forward writes `out` (null: statistics only) and the row log-sum-exp
+/// `lse[h * seq + i] = ln(sum_j exp(scale * q_i . k_j))` (heads * seq
+/// floats, fusedAttentionLseBytes). The backward takes that `lse`, or null
+/// to recompute it, and `scratch` of fusedAttentionGradScratchBytes. Like
+/// every launch here it uses no atomics: dQ is a separate pass, so results
+/// are bitwise reproducible. Pointers must be 16-byte aligned. `smTarget`
+/// is not honoured (the grid is not persistent).
+bool fusedAttentionSupported(const AttentionArgs &args, std::string &reason);
+int64_t fusedAttentionLseBytes(const AttentionArgs &args);
+int64_t fusedAttentionGradScratchBytes(const AttentionArgs &args);
+bool launchFusedAttention(const AttentionArgs &args, const void *qkv,
+                          void *out, float *lse, cudaStream_t stream,
+                          std::string &error);
+bool launchFusedAttentionGrad(const AttentionArgs &args, const void *dout,
+                              const void *qkv, const void *out,
+                              const float *lse, void *dqkv, void *scratch,
+                              cudaStream_t stream, std::string &error);
+
 /// Stands for compute Tandem does not model: reads the inputs and writes
 /// every output so that `declaredBytes` bytes in total cross HBM (at least
 /// each output once). Output element j of output o is element (j mod n) of
@@ -140,6 +165,35 @@ bool launchStandinCollective(CollectiveKind kind, ReduceKind reduce,
                              int rank, int ctas, int64_t trafficBytes,
                              void *scratch, int64_t scratchBytes,
                              cudaStream_t stream, std::string &error);
+
+/// Emulated fabric for one GPU (docs/runtime.md): the same values as
+/// launchStandinCollective, written with 16-byte accesses where the layout
+/// allows, plus `stagingBytes` read and written through `scratch` (the
+/// received partial sums a reducing collective reads: emulatedStagingBytes),
+/// on `ctas` CTAs of 512 threads (24 when 0), and paced with %globaltimer so
+/// that every CTA takes at least `paceUs` from its own start, its traffic
+/// spread evenly over that time. If the bytes cannot move in `paceUs` on
+/// that many CTAs the kernel takes longer (the fabric is then not what
+/// limits it). Not communication: no other rank's memory is touched.
+bool launchEmulatedCollective(CollectiveKind kind, ReduceKind reduce,
+                              const void *in, int64_t inCount, void *out,
+                              int64_t outCount, DType type, int groupSize,
+                              int rank, int ctas, int64_t stagingBytes,
+                              void *scratch, int64_t scratchBytes,
+                              double paceUs, cudaStream_t stream,
+                              std::string &error);
+
+/// The event-timed cost of an emulated collective beyond its pace, measured
+/// with empty collectives queued back to back (as the cost model's launch
+/// overhead is measured): what the executor subtracts from each target.
+bool measureEmulatedCollectiveOffset(cudaStream_t stream, double &offsetUs,
+                                     std::string &error);
+
+/// Bytes a rank of a `groupSize` ring would receive into staging and read
+/// back while reducing: (n-1)/n of the input for reduce-scatter, 2(n-1)/n
+/// for all-reduce, 0 for the kinds that only copy.
+int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
+                             int groupSize);
 
 } // namespace runtime
 } // namespace tandem

@@ -154,6 +154,10 @@ struct Step {
   // The simulator's prediction for this step, in microseconds from the
   // step's start (negative = none).
   double predictedStartUs = -1, predictedDurationUs = -1;
+  // The cost model's time for this step alone (the simulator task's
+  // alone_us, launch overhead included; negative = not in the plan). The
+  // emulated fabric paces each collective to it.
+  double predictedAloneUs = -1;
 };
 
 /// The simulator's prediction for the whole plan (all in microseconds).
