@@ -1,6 +1,6 @@
 //===- Engine.cpp - Discrete-event simulation of a multi-stream schedule --===//
 
-#include "tandem/Simulator/Engine.h"
+#include "tandem/Engine/Engine.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"

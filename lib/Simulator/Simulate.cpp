@@ -14,44 +14,6 @@
 using namespace mlir;
 using namespace mlir::tandem;
 
-FailureOr<CostModel> mlir::tandem::buildCostModel(ModuleOp module,
-                                                  StringRef targetOverride,
-                                                  StringRef calibrationPath) {
-  TargetAttr target;
-  if (!targetOverride.empty()) {
-    target = TargetAttr::getPreset(module.getContext(), targetOverride);
-    if (!target) {
-      auto diag = module.emitError() << "unknown target preset '"
-                                     << targetOverride << "'; known presets: ";
-      llvm::interleaveComma(TargetAttr::getPresetNames(), diag);
-      return failure();
-    }
-  } else {
-    Attribute attr = module->getAttr(TandemDialect::getTargetAttrName());
-    target = dyn_cast_or_null<TargetAttr>(attr);
-    if (!target)
-      return module.emitError()
-             << "the module has no '" << TandemDialect::getTargetAttrName()
-             << "' attribute: add one (e.g. {tandem.target = "
-                "#tandem.target<\"h200\">}) or pass a target preset";
-  }
-  GpuSpec gpu = GpuSpec::fromAttr(target);
-  ContentionTable table = ContentionTable::defaults();
-  CommParams comm;
-  if (!calibrationPath.empty()) {
-    // The file replaces the contention table and the target fields it
-    // measured (docs/cost-model.md, "Calibration file").
-    std::string error;
-    std::optional<Calibration> loaded =
-        Calibration::load(calibrationPath, error);
-    if (!loaded || !loaded->applyTo(gpu, error))
-      return module.emitError() << error;
-    loaded->applyTo(comm);
-    table = std::move(loaded->contention);
-  }
-  return CostModel(std::move(gpu), std::move(table), comm);
-}
-
 /// Integer value of a discardable attribute, if present.
 static std::optional<int64_t> getIntAttr(Operation *op, StringAttr name) {
   if (auto attr = dyn_cast_or_null<IntegerAttr>(op->getDiscardableAttr(name)))

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Scheduling/SmTargets.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -30,7 +32,7 @@ struct AssignSmTargetsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<CostModel> model = buildCostModel(module, "", calibrationPath);
+    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
 

@@ -1,7 +1,9 @@
 //===- BulkOverlap.cpp - The tandem-bulk-overlap pass ---------------------===//
 
 #include "tandem/Scheduling/Overlap.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -30,7 +32,7 @@ struct BulkOverlapPass
                          << static_cast<int64_t>(memoryBudget);
       return signalPassFailure();
     }
-    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Lowering/PlanLowering.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 #include "tandem/runtime/MemoryPlanner.h"
 
@@ -63,7 +65,7 @@ struct ExportPlanPass
     std::optional<CostModel> model;
     if (simulate) {
       FailureOr<CostModel> built =
-          buildCostModel(module, targetPreset, calibrationPath);
+          buildCostModel(module, {targetPreset, calibrationPath});
       if (failed(built))
         return signalPassFailure();
       model = std::move(*built);

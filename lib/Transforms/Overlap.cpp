@@ -9,7 +9,9 @@
 #include "tandem/Scheduling/Strategy.h"
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Scheduling/VerifySchedule.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -61,7 +63,7 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
                             "max-in-flight must be at least 1";
       return signalPassFailure();
     }
-    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);
@@ -95,7 +97,7 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
                       << " chosen; predicted spans:";
         for (auto [candidate, span] : choice->spansUs)
           remark << " " << stringifyStrategy(candidate) << " "
-                 << llvm::formatv("{0:F1}", span).str() << " us";
+                 << llvm::formatv("{0:F3}", span).str() << " us";
       }
       if (!applied)
         applyOverlapStrategy(func, timer, chosen, options);

@@ -1,7 +1,9 @@
 //===- PipelineCollectiveMatmul.cpp - tandem-pipeline-collective-matmul ---===//
 
 #include "tandem/Scheduling/Pipeline.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -40,7 +42,7 @@ struct PipelineCollectiveMatmulPass
       return signalPassFailure();
     }
     options.chunks = chunks;
-    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

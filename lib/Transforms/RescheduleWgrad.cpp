@@ -1,7 +1,9 @@
 //===- RescheduleWgrad.cpp - The tandem-reschedule-wgrad pass -------------===//
 
 #include "tandem/Scheduling/Overlap.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -26,7 +28,7 @@ struct RescheduleWgradPass
                             "fill-limit must be positive";
       return signalPassFailure();
     }
-    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

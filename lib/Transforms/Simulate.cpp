@@ -31,7 +31,7 @@ struct SimulatePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<CostModel> model =
-        buildCostModel(module, targetPreset, calibrationPath);
+        buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
 

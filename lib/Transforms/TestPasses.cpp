@@ -8,7 +8,9 @@
 #include "tandem/Analysis/CostModel.h"
 #include "tandem/Analysis/DependenceGraph.h"
 #include "tandem/Analysis/MemoryLiveness.h"
-#include "tandem/Simulator/Simulate.h"
+#include "tandem/Analysis/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -35,7 +37,7 @@ struct TestCostModelPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     WalkResult walk = module.walk([&](Operation *op) {
@@ -77,7 +79,7 @@ struct TestLivenessPass
     : public mlir::tandem::impl::TandemTestLivenessBase<TestLivenessPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<CostModel> model = buildCostModel(module, "", "");
+    FailureOr<CostModel> model = buildCostModel(module);
     if (failed(model))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {

@@ -1,3 +1,7 @@
+// RUN: tandem-opt %s -split-input-file -verify-diagnostics --allow-unregistered-dialect --tandem-assign-streams -o /dev/null
+//
+// Types and ranges of the schedule attributes are the dialect's errors
+// (test/Dialect/Tandem/schedule-attributes-invalid.mlir).
 
 module {
   func.func @f() -> tensor<8xbf16> {

@@ -13,9 +13,9 @@
 // `auto` relieves its two fastest candidates (bulk and reschedule, tied)
 // and te-preset (the peer baseline; its wait could make up the 33.8 us it
 // is behind), not the others.
-// AUTO: strategy bulk chosen; predicted spans: none 170.3 us bulk 102.8 us reschedule 102.8 us pipeline 136.6 us pipeline+reschedule 136.6 us te-preset 102.8 us te-preset+reschedule 136.6 us
+// AUTO: strategy bulk chosen; predicted spans: none 170.311 us bulk 102.828 us reschedule 102.828 us pipeline 136.570 us pipeline+reschedule 136.570 us te-preset 102.828 us te-preset+reschedule 136.570 us
 // AUTO: tandem.matmul fprop %arg2, %arg3 {tandem.sm_target = 108 : i64, tandem.stream = 0 : i64}
-// AUTO-OFF: strategy bulk chosen; predicted spans: none 170.3 us bulk 136.6 us
+// AUTO-OFF: strategy bulk chosen; predicted spans: none 170.311 us bulk 136.570 us
 // AUTO-OFF-NOT: sm_target
 module attributes {tandem.target = #tandem.target<"h200">} {
   tandem.group @tp size(8) switch links(18 x 2.500000e+01 GBps, 2.000000e+00 us)

@@ -9,7 +9,7 @@
 // dgrad needs at once.
 module attributes {tandem.target = #tandem.target<"h200">} {
   tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
-  // expected-remark @+1 {{strategy reschedule chosen; predicted spans: none 403.1 us bulk 403.1 us reschedule 362.9 us pipeline 403.1 us pipeline+reschedule 362.9 us te-preset 403.1 us}}
+  // expected-remark @+1 {{strategy reschedule chosen; predicted spans: none 403.125 us bulk 403.125 us reschedule 362.915 us pipeline 403.125 us pipeline+reschedule 362.915 us te-preset 403.125 us}}
   func.func @step(%dy: tensor<256x4096xbf16>, %w: tensor<4096x4096xbf16>, %act: tensor<2048x4096xbf16>) -> (tensor<2048x4096xbf16>, tensor<4096x4096xbf16>, tensor<2048x4096xbf16>) {
     %g1 = tandem.all_gather %dy on @tp dim 0 : tensor<256x4096xbf16> -> tensor<2048x4096xbf16>
     %d1 = tandem.matmul dgrad %g1, %w transpose_rhs : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>

@@ -21,6 +21,7 @@
 #ifndef TANDEM_ANALYSIS_COSTMODEL_H
 #define TANDEM_ANALYSIS_COSTMODEL_H
 
+#include "tandem/Engine/Contention.h"
 #include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Dialect/Tandem/TandemOps.h"
 
@@ -75,46 +76,6 @@ struct GroupSpec {
   double interNodeLatencyUs = 0;
 
   static GroupSpec fromOp(GroupOp op);
-};
-
-/// Slowdowns when a kernel runs next to a collective that holds `commSms`
-/// SMs. The GEMM factor excludes the wave-quantisation effect of losing SMs,
-/// which the GEMM formula models itself.
-struct ContentionPoint {
-  int64_t commSms = 0;
-  double gemmSlowdown = 1.0;   ///< compute-bound kernel
-  double memorySlowdown = 1.0; ///< bandwidth-bound kernel
-  double commSlowdown = 1.0;   ///< the collective itself
-};
-
-class ContentionTable {
-  friend struct Calibration;
-
-public:
-  /// The built-in table: GEMM and collective columns measured on an H200
-  /// (shared/data/h200-probe.md); the memory column assumed.
-  static ContentionTable defaults();
-  /// Reads a calibration file (JSON, docs/cost-model.md gives the format)
-  /// and returns its contention table; the whole file is validated, as by
-  /// Calibration::load. On failure returns std::nullopt and sets `error`.
-  static std::optional<ContentionTable> load(llvm::StringRef path,
-                                             std::string &error);
-  /// Parses calibration JSON text; `origin` names it in errors.
-  static std::optional<ContentionTable>
-  parse(llvm::StringRef json, llvm::StringRef origin, std::string &error);
-  /// A table from `points`, which must be sorted by strictly increasing
-  /// `commSms` with factors >= 1 (what a calibration file may hold).
-  static ContentionTable fromPoints(std::vector<ContentionPoint> points,
-                                    llvm::StringRef origin);
-
-  /// Linear interpolation in `commSms`, clamped to the table's ends.
-  ContentionPoint lookup(int64_t commSms) const;
-  const std::vector<ContentionPoint> &points() const { return table; }
-  llvm::StringRef source() const { return origin; }
-
-private:
-  std::vector<ContentionPoint> table;
-  std::string origin;
 };
 
 /// Target fields a calibration measured (the file's optional "gpu" object).

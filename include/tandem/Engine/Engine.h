@@ -1,9 +1,9 @@
-//===- Engine.h - Discrete-event simulation of a multi-stream schedule
-//-*-C++-*-//
+//===- Engine.h - Discrete-event simulation of streams ----------*- C++ -*-===//
 //
-// The simulation core. It works on tasks, not IR (its only tie to the
-// compiler is the cost model's ContentionTable), so that it can be tested on
-// hand-built schedules and reused by other front ends. Tasks run on streams
+// The simulation core. It works on tasks, not IR: it depends on LLVM Support
+// and the contention table (Contention.h) only, not on MLIR, so that it can
+// be tested on hand-built schedules and reused by other front ends
+// (TandemEngine library). Tasks run on streams
 // in program order; a task starts when its stream is free and its
 // dependences have finished. Running tasks share the GPU:
 //  - a collective holds its CTA budget of SMs while it runs;
@@ -25,10 +25,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TANDEM_SIMULATOR_ENGINE_H
-#define TANDEM_SIMULATOR_ENGINE_H
+#ifndef TANDEM_ENGINE_ENGINE_H
+#define TANDEM_ENGINE_ENGINE_H
 
-#include "tandem/Analysis/CostModel.h"
+#include "tandem/Engine/Contention.h"
 
 #include <cstdint>
 #include <optional>
@@ -98,4 +98,4 @@ double gemmTimeOnSms(const Task &task, int64_t sms);
 } // namespace tandem
 } // namespace mlir
 
-#endif // TANDEM_SIMULATOR_ENGINE_H
+#endif // TANDEM_ENGINE_ENGINE_H

@@ -20,7 +20,8 @@
 #define TANDEM_SIMULATOR_SIMULATE_H
 
 #include "tandem/Analysis/CostModel.h"
-#include "tandem/Simulator/Engine.h"
+#include "tandem/Analysis/Target.h"
+#include "tandem/Engine/Engine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -46,14 +47,6 @@ struct SimulationReport {
   sim::Problem problem;
   sim::Result result;
 };
-
-/// Builds the cost model for `module`: its `tandem.target` attribute, or the
-/// preset `targetOverride` if not empty; with `calibrationPath` not empty,
-/// the file's contention table and the target fields its "gpu" section
-/// measured. Emits an error on `module` and fails when neither gives a
-/// target or the calibration file is bad or describes another GPU.
-FailureOr<CostModel> buildCostModel(ModuleOp module, StringRef targetOverride,
-                                    StringRef calibrationPath);
 
 /// Simulates `func`. Emits errors at the offending op (no cost model for an
 /// op, unresolvable group, deadlock) and fails. With `spanOnly`, only the

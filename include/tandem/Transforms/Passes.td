@@ -5,6 +5,17 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The options of every pass that prices ops: one cost model per module
+// (tandem/Analysis/Target.h), so that the passes that decide and the passes
+// that evaluate price alike.
+defvar TargetOptions = [
+  Option<"targetPreset", "target", "std::string", "\"\"",
+         "Use this target preset instead of the module's tandem.target">,
+  Option<"calibrationPath", "calibration", "std::string", "\"\"",
+         "Calibration file (contention table and measured GPU parameters); "
+         "default: the file the module's tandem.calibration names">
+];
+
 def TandemSimulate : Pass<"tandem-simulate", "::mlir::ModuleOp"> {
   let summary = "Simulate each function's schedule on the target and report";
   let description = [{
@@ -28,18 +39,14 @@ def TandemSimulate : Pass<"tandem-simulate", "::mlir::ModuleOp"> {
     `tandem.sm_target` and `tandem.comm_sms` where present (see
     docs/simulator.md for the defaults).
   }];
-  let options = [
+  let options = !listconcat([
     Option<"reportPath", "report", "std::string", "\"\"",
            "Write the JSON report to this file ('-' for stdout)">,
     Option<"tracePath", "trace", "std::string", "\"\"",
            "Write a Chrome trace-event JSON (Perfetto) to this file">,
     Option<"summary", "summary", "bool", "false",
-           "Print a human-readable summary to stderr">,
-    Option<"targetPreset", "target", "std::string", "\"\"",
-           "Use this target preset instead of the module's tandem.target">,
-    Option<"calibrationPath", "calibration", "std::string", "\"\"",
-           "Calibration file (contention table and measured GPU parameters)">
-  ];
+           "Print a human-readable summary to stderr">
+  ], TargetOptions);
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions simulated">,
     Statistic<"numOpsSimulated", "ops", "Ops simulated">
@@ -55,12 +62,12 @@ def TandemTestCostModel : Pass<"tandem-test-cost-model", "::mlir::ModuleOp"> {
     bandwidth for collectives). For testing the cost model through FileCheck
     and -verify-diagnostics.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"smCount", "sms", "int64_t", "0",
            "SMs to give every compute op (0 = all)">,
     Option<"ctas", "ctas", "int64_t", "0",
            "CTA budget of every collective (0 = the target's default)">
-  ];
+  ], TargetOptions);
 }
 
 def TandemTestLiveness : Pass<"tandem-test-liveness", "::mlir::ModuleOp"> {
@@ -111,12 +118,12 @@ def TandemBulkOverlap : Pass<"tandem-bulk-overlap", "::mlir::ModuleOp"> {
     move may raise the peak). Emits a remark per collective saying how far
     its start and wait moved, or why they stayed.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",
            "Collectives of one group in flight at once">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">
-  ];
+  ], TargetOptions);
   let statistics = [
     Statistic<"numHoisted", "hoisted", "Starts moved earlier">,
     Statistic<"numSunk", "sunk", "Waits moved later">,
@@ -158,7 +165,7 @@ def TandemRescheduleWgrad
     Expects async collectives with their windows opened (run
     tandem-async-collectives and tandem-bulk-overlap first).
   }];
-  let options = [
+  let options = !listconcat([
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
     Option<"fillLimit", "fill-limit", "double", "1.0",
@@ -166,7 +173,7 @@ def TandemRescheduleWgrad
     Option<"splitWgrads", "split-wgrads", "bool", "true",
            "Split a wgrad its window does not wholly need to fill a later "
            "window's remaining room">
-  ];
+  ], TargetOptions);
   let statistics = [
     Statistic<"numMoved", "moved", "wgrad GEMMs moved into a window">,
     Statistic<"numKept", "kept", "wgrad GEMMs left in place">,
@@ -196,12 +203,12 @@ def TandemPipelineCollectiveMatmul
     start/wait pairs there. P2P reduce-scatter pipelines are not
     implemented (remark); such pairs stay chunked native or unsplit.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"method", "method", "std::string", "\"auto\"",
            "auto|unsplit|chunked|p2p">,
     Option<"chunks", "chunks", "int64_t", "0",
            "Chunk count for chunked pipelines (0 = choose among 2, 4, 8)">
-  ];
+  ], TargetOptions);
   let statistics = [
     Statistic<"numAllGathers", "all-gathers", "AG->matmul pairs pipelined">,
     Statistic<"numReduceScatters", "reduce-scatters",
@@ -247,7 +254,7 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     program-order peak memory. With `remarks`, every phase explains each
     decision; without, only the strategy choice of `auto` is reported.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"strategy", "strategy", "std::string", "\"auto\"",
            "auto|none|bulk|reschedule|pipeline|pipeline+reschedule|te-preset|"
            "te-preset+reschedule">,
@@ -263,7 +270,7 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     Option<"verify", "verify", "bool", "true",
            "Prove the result against a copy of the input "
            "(tandem-verify-schedule with a reference)">
-  ];
+  ], TargetOptions);
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions scheduled">
   ];
@@ -383,15 +390,13 @@ def TandemAssignSmTargets
     it caused and the step before and after), or, when the targets were not
     kept, one per waiting collective saying so.
   }];
-  let options = [
+  let options = !listconcat([
     ListOption<"commSms", "comm-sms", "int64_t",
                "CTA budgets to try for each collective (default 8,16,24,32)">,
-    Option<"calibrationPath", "calibration", "std::string", "\"\"",
-           "Calibration file (contention table and measured GPU parameters)">,
     Option<"relieveResidency", "relieve-residency", "bool", "true",
            "Give SM targets to GEMMs that keep collectives waiting for SMs "
            "when that shortens the simulated step">
-  ];
+  ], TargetOptions);
   let statistics = [
     Statistic<"numWindows", "windows", "Windows decided">,
     Statistic<"numRetargeted", "retargeted", "GEMMs given an SM target">,
@@ -433,18 +438,14 @@ def TandemExportPlan : Pass<"tandem-export-plan", "::mlir::ModuleOp"> {
       steps, streams, events, buffers and arena size against the sum of all
       temporaries.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"file", "file", "std::string", "\"\"",
            "Path of the plan file to write (required)">,
     Option<"functionName", "function", "std::string", "\"\"",
            "Function to lower (default: the only one with a body)">,
     Option<"simulate", "simulate", "bool", "true",
-           "Store the simulator's prediction in the plan">,
-    Option<"targetPreset", "target", "std::string", "\"\"",
-           "Target preset for the prediction (default: the module's)">,
-    Option<"calibrationPath", "calibration", "std::string", "\"\"",
-           "Calibration file for the prediction's cost model">
-  ];
+           "Store the simulator's prediction in the plan">
+  ], TargetOptions);
   let statistics = [
     Statistic<"numSteps", "steps", "Steps in the exported plan">,
     Statistic<"arenaBytes", "arena-bytes", "Bytes of the plan's arena">

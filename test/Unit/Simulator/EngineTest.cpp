@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tandem/Simulator/Engine.h"
+#include "tandem/Engine/Engine.h"
 
 #include "gtest/gtest.h"
 

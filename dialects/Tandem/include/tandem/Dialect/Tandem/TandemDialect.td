@@ -31,7 +31,15 @@ def Tandem_Dialect : Dialect {
       not `Pure`: they synchronise with other ranks, so they declare memory
       effects and generic transformations (CSE, DCE, sinking) leave them alone.
     * The target GPU is described by a `#tandem.target` attribute attached to
-      the module as `tandem.target`.
+      the module as `tandem.target`; `tandem.calibration` on the module names
+      the calibration file every pass that prices ops uses by default.
+    * A schedule is recorded in discardable attributes the dialect declares:
+      `tandem.stream`, `tandem.record_event` and `tandem.wait_events` on ops;
+      `tandem.sm_target` on compute ops; `tandem.comm_sms` and `tandem.seq`
+      on collectives; `tandem.num_streams` and `tandem.num_events` on
+      functions. Streams are below 1024 and events below 2^20; SM targets lie
+      in [1, sm_count] and CTA budgets in [1, sm_count) of the module's
+      target. Any other `tandem.*` attribute is an error.
 
     Every tensor in a function is the per-rank shard: shapes are those one GPU
     sees.
