@@ -2,7 +2,7 @@
 
 #include "Fit.h"
 
-#include "tandem/Simulator/Engine.h"
+#include "tandem/Engine/Engine.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
