@@ -669,3 +669,11 @@ CollectiveEstimate CollectiveEstimateCache::get(CollectiveKind kind,
         model.collective(kind, payloadBytes, group, ctas, std::nullopt, shift);
   return it->second;
 }
+
+int64_t mlir::tandem::collectiveShift(CollectiveOpInterface op) {
+  if (auto p = dyn_cast<PermuteOp>(op.getOperation()))
+    return p.getShift();
+  if (auto p = dyn_cast<PermuteStartOp>(op.getOperation()))
+    return p.getShift();
+  return 1;
+}

@@ -6,23 +6,7 @@ using namespace mlir;
 using namespace mlir::tandem;
 
 const GroupSpec *OpTimer::group(CollectiveOpInterface op) {
-  StringRef name = op.getGroupAttr().getValue();
-  auto it = groups.find(name);
-  if (it == groups.end()) {
-    GroupOp g = lookupGroup(op, op.getGroupAttr());
-    if (!g)
-      return nullptr;
-    it = groups.try_emplace(name, GroupSpec::fromOp(g)).first;
-  }
-  return &it->second;
-}
-
-static int64_t shiftOf(Operation *op) {
-  if (auto p = dyn_cast<PermuteOp>(op))
-    return p.getShift();
-  if (auto p = dyn_cast<PermuteStartOp>(op))
-    return p.getShift();
-  return 1;
+  return groups.lookup(op);
 }
 
 double OpTimer::collectiveUs(CollectiveOpInterface op, int64_t ctas) {
@@ -30,7 +14,7 @@ double OpTimer::collectiveUs(CollectiveOpInterface op, int64_t ctas) {
   if (!g)
     return 0.0;
   return collectives
-      .get(op.getCollectiveKind(), op.getPayloadBytes(), *g, ctas, shiftOf(op))
+      .get(op.getCollectiveKind(), op.getPayloadBytes(), *g, ctas, collectiveShift(op))
       .timeUs;
 }
 

@@ -448,16 +448,6 @@ void mlir::tandem::emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
 // SM residency relief
 //===----------------------------------------------------------------------===//
 
-/// The ops of `block` in the simulator's task order (every op but the
-/// terminator, Simulate.cpp).
-static SmallVector<Operation *> taskOps(Block &block) {
-  SmallVector<Operation *> ops;
-  for (Operation &op : block)
-    if (!isa<func::ReturnOp>(op))
-      ops.push_back(&op);
-  return ops;
-}
-
 FailureOr<ResidencyRelief>
 mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
                                  const SimulationReport *before) {
@@ -475,11 +465,11 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
     before = &*own;
   }
   relief.spanBeforeUs = relief.spanAfterUs = before->spanUs;
-  SmallVector<Operation *> ops = taskOps(func.getBody().front());
-  const std::vector<sim::Task> &tasks = before->problem.tasks;
-  const std::vector<sim::Timing> &timing = before->result.timings;
-  if (ops.size() != tasks.size())
+  if (before->model.function() != func)
     return relief; // Not the function that was simulated: nothing to do.
+  ArrayRef<Operation *> ops = before->model.ops();
+  const std::vector<sim::Task> &tasks = before->model.problem().tasks;
+  const std::vector<sim::Timing> &timing = before->result.timings;
 
   // Every collective that waited, and the GEMMs without room for it that
   // ran while it waited. GEMMs sorted by start: those that overlap a wait
@@ -580,15 +570,11 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
   // changes only GEMMs' targets: it reruns the engine on the simulated
   // problem with those tasks' targets changed, as simulateFunction would
   // build it from the attributes (without pricing every op again).
-  sim::Problem problem = before->problem;
-  llvm::DenseMap<Operation *, size_t> taskOf;
-  for (auto [i, op] : llvm::enumerate(ops))
-    taskOf[op] = i;
+  sim::Problem problem = before->model.problem();
   auto setTargets = [&](ArrayRef<std::pair<Operation *, Attribute>> previous) {
-    for (auto [op, attr] : previous) {
-      auto target = op->getAttrOfType<IntegerAttr>(kSmTargetAttrName);
-      problem.tasks[taskOf.lookup(op)].smTarget = target ? target.getInt() : 0;
-    }
+    for (auto [op, attr] : previous)
+      problem.tasks[*before->model.taskOf(op)].smTarget =
+          getSmTarget(op).value_or(0);
   };
   double best = before->spanUs;
   std::optional<double> rejectedUs; // The first attempt that did not pay.

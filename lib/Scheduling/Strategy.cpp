@@ -247,7 +247,7 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
       const SimulationReport &te = *reports[kTePreset];
       double waitedUs = 0;
       for (auto [task, timing] :
-           llvm::zip_equal(te.problem.tasks, te.result.timings))
+           llvm::zip_equal(te.model.problem().tasks, te.result.timings))
         if (task.kind == sim::TaskKind::Collective)
           waitedUs += timing.admittedUs - timing.startUs;
       if (*spans[kTePreset] - waitedUs < bestUs && failed(relieve(kTePreset)))

@@ -14,66 +14,6 @@
 using namespace mlir;
 using namespace mlir::tandem;
 
-FailureOr<StreamMap> mlir::tandem::computeStreams(func::FuncOp func) {
-  if (func.isExternal())
-    return func.emitError() << "function '@" << func.getSymName()
-                            << "' has no body: it has no streams";
-  if (!func.getBody().hasOneBlock())
-    return func.emitError("streams need a single-block function; '@")
-           << func.getSymName() << "' has " << func.getBody().getBlocks().size()
-           << " blocks";
-
-  StreamMap map;
-  map.names.push_back("compute");
-  llvm::StringMap<int64_t> commStreamOf;
-  for (Operation &op : func.getBody().front()) {
-    if (op.hasTrait<OpTrait::IsTerminator>())
-      continue;
-    // Types and ranges: the dialect's verifier.
-    std::optional<int64_t> explicitStream = getStream(&op);
-
-    // The defaults of tandem-simulate, in the same order: a group's
-    // communication stream is created at its first `_start`, even one that
-    // carries an explicit stream.
-    int64_t fallback = 0;
-    if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
-      if (collective.isAsync()) {
-        StringRef group = collective.getGroupAttr().getValue();
-        auto [it, inserted] = commStreamOf.try_emplace(group, map.names.size());
-        if (inserted)
-          map.names.push_back(("comm @" + group).str());
-        fallback = it->second;
-      }
-    } else if (!isa<ComputeOpInterface, WaitOp>(&op)) {
-      return op.emitError()
-             << "'" << op.getName()
-             << "' has no stream: only tandem compute ops, collectives and "
-                "waits run on streams";
-    }
-
-    int64_t stream = fallback;
-    if (explicitStream) {
-      stream = *explicitStream;
-      while (map.numStreams() <= stream)
-        map.names.push_back(("stream " + llvm::Twine(map.numStreams())).str());
-    }
-    map.streamOf[&op] = stream;
-  }
-  return map;
-}
-
-bool mlir::tandem::hasStreamAttributes(func::FuncOp func) {
-  if (func->hasAttr(kNumStreamsAttrName) || func->hasAttr(kNumEventsAttrName))
-    return true;
-  WalkResult walk = func.walk([](Operation *op) {
-    if (op->hasAttr(kStreamAttrName) || op->hasAttr(kRecordEventAttrName) ||
-        op->hasAttr(kWaitEventsAttrName))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return walk.wasInterrupted();
-}
-
 //===----------------------------------------------------------------------===//
 // StreamClocks
 //===----------------------------------------------------------------------===//

@@ -14,166 +14,25 @@
 using namespace mlir;
 using namespace mlir::tandem;
 
-/// Integer value of a discardable attribute, if present.
-static std::optional<int64_t> getIntAttr(Operation *op, StringAttr name) {
-  if (auto attr = dyn_cast_or_null<IntegerAttr>(op->getDiscardableAttr(name)))
-    return attr.getInt();
-  return std::nullopt;
-}
-
-/// A readable name for an op in traces and errors: its NameLoc if it has
-/// one, else the op name and its position.
-static std::string opLabel(Operation *op, unsigned position) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  return (op->getName().getStringRef() + "#" + llvm::Twine(position)).str();
-}
-
 FailureOr<SimulationReport>
 mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
                                bool spanOnly) {
   SimulationReport report;
   report.function = func.getSymName().str();
-  if (func.isExternal())
-    return func.emitError("cannot simulate a function without a body");
-  if (!func.getBody().hasOneBlock())
-    return func.emitError("tandem-simulate needs a single-block function; '@")
-           << func.getSymName() << "' has " << func.getBody().getBlocks().size()
-           << " blocks";
+  ScheduleModelOptions options;
+  // Names are for traces and errors; a span-only run names no task (its
+  // errors are reported by a full run below).
+  options.nameTasks = !spanOnly;
+  FailureOr<ScheduleModel> built = ScheduleModel::build(func, model, options);
+  if (failed(built))
+    return failure();
+  report.model = std::move(*built);
+  const sim::Problem &problem = report.model.problem();
+  report.computeUs = report.model.computeUs;
+  report.commUs = report.model.commUs;
+  report.numComputeOps = report.model.numComputeOps;
+  report.numCollectives = report.model.numCollectives;
   Block &block = func.getBody().front();
-  const GpuSpec &gpu = model.gpu();
-
-  sim::Problem &problem = report.problem;
-  problem.smCount = gpu.smCount;
-  problem.gemmsHoldSms = gpu.gemmsHoldSms;
-  problem.contention = model.contention();
-  problem.streamNames = {"compute"};
-  llvm::StringMap<unsigned> commStreamOf;
-  llvm::StringMap<GroupSpec> groups;
-  llvm::DenseMap<Operation *, unsigned> taskOf;
-  llvm::DenseMap<Operation *, double> aloneOf;
-  // The scheduling attributes, looked up by their uniqued names; most ops
-  // carry no discardable attributes at all.
-  MLIRContext *ctx = func.getContext();
-  StringAttr streamName = StringAttr::get(ctx, kStreamAttrName),
-             smTargetName = StringAttr::get(ctx, kSmTargetAttrName),
-             commSmsName = StringAttr::get(ctx, kCommSmsAttrName);
-  // Collectives of one shape on one group cost the same (a step repeats them
-  // per layer and micro-batch). Keyed by the specs in `groups`, which stay
-  // put.
-  CollectiveEstimateCache collectiveEstimates(model);
-
-  auto streamFor = [&](Operation *op, unsigned fallback) -> unsigned {
-    std::optional<int64_t> s = getIntAttr(op, streamName);
-    if (!s)
-      return fallback;
-    while (problem.streamNames.size() <= uint64_t(*s))
-      problem.streamNames.push_back(
-          ("stream " + llvm::Twine(problem.streamNames.size())).str());
-    return unsigned(*s);
-  };
-
-  ComputeEstimateCache estimates(model);
-  problem.tasks.reserve(block.getOperations().size());
-  unsigned position = 0;
-  for (Operation &op : block) {
-    ++position;
-    if (isa<func::ReturnOp>(op))
-      continue;
-    // The dialect's verifier has checked the schedule attributes' types and
-    // their ranges for the module's target; the ranges that depend on the
-    // target are checked again below for a target override.
-    bool scheduled = !op.getDiscardableAttrDictionary().empty();
-    sim::Task task;
-    // Names are for traces and errors; a span-only run names no task (its
-    // errors are reported by a full run below).
-    if (!spanOnly)
-      task.name = opLabel(&op, position);
-    if (auto compute = dyn_cast<ComputeOpInterface>(&op)) {
-      std::string error;
-      std::optional<int64_t> smTarget =
-          scheduled ? getIntAttr(&op, smTargetName) : std::nullopt;
-      if (smTarget)
-        if (std::optional<std::string> error =
-                checkSmTarget(*smTarget, gpu.smCount))
-          return op.emitError() << *error;
-      std::optional<ComputeEstimate> e = estimates.get(compute, error);
-      if (!e)
-        return op.emitError() << error;
-      task.aloneUs = e->timeUs;
-      task.stream = scheduled ? streamFor(&op, 0) : 0;
-      if (e->tiles > 0) {
-        task.kind = sim::TaskKind::Gemm;
-        task.tiles = e->tiles;
-        task.waveUs = e->tileUs;
-        task.floorUs = e->floorUs;
-        task.overheadUs = gpu.launchOverheadUs;
-        task.smTarget = smTarget.value_or(0);
-      } else {
-        task.kind =
-            e->memoryBound ? sim::TaskKind::Memory : sim::TaskKind::Compute;
-      }
-      ++report.numComputeOps;
-      report.computeUs += e->timeUs;
-    } else if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
-      StringRef groupName = collective.getGroupAttr().getValue();
-      auto groupIt = groups.find(groupName);
-      if (groupIt == groups.end()) {
-        GroupOp group = lookupGroup(&op, collective.getGroupAttr());
-        if (!group)
-          return op.emitError()
-                 << "process group @" << groupName << " not found";
-        groupIt = groups.try_emplace(groupName, GroupSpec::fromOp(group)).first;
-      }
-      std::optional<int64_t> ctas =
-          scheduled ? getIntAttr(&op, commSmsName) : std::nullopt;
-      if (ctas)
-        if (std::optional<std::string> error = checkCommSms(*ctas, gpu.smCount))
-          return op.emitError() << *error;
-      int64_t shift = 1;
-      if (auto permute = dyn_cast<PermuteOp>(&op))
-        shift = permute.getShift();
-      else if (auto permute = dyn_cast<PermuteStartOp>(&op))
-        shift = permute.getShift();
-      CollectiveEstimate e = collectiveEstimates.get(
-          collective.getCollectiveKind(), collective.getPayloadBytes(),
-          groupIt->second, ctas.value_or(0), shift);
-      task.kind = sim::TaskKind::Collective;
-      task.aloneUs = e.timeUs;
-      task.commSms = ctas.value_or(gpu.collectiveSms);
-      task.fabric = groupName.str();
-      unsigned fallback = 0;
-      if (collective.isAsync()) {
-        auto [it, inserted] =
-            commStreamOf.try_emplace(groupName, problem.streamNames.size());
-        if (inserted)
-          problem.streamNames.push_back(("comm @" + groupName).str());
-        fallback = it->second;
-      }
-      task.stream = scheduled ? streamFor(&op, fallback) : fallback;
-      ++report.numCollectives;
-      report.commUs += e.timeUs;
-    } else if (isa<WaitOp>(op)) {
-      task.kind = sim::TaskKind::Wait;
-      task.stream = scheduled ? streamFor(&op, 0) : 0;
-    } else {
-      return op.emitError() << "'" << op.getName()
-                            << "' has no cost model: tandem-simulate knows "
-                               "tandem compute ops, collectives and waits";
-    }
-    for (Value operand : op.getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        if (auto it = taskOf.find(def); it != taskOf.end())
-          task.deps.push_back(it->second);
-    taskOf[&op] = problem.tasks.size();
-    if (!spanOnly)
-      aloneOf[&op] = task.aloneUs;
-    problem.tasks.push_back(std::move(task));
-  }
 
   std::string error;
   std::optional<sim::Result> result = sim::simulate(problem, error);
@@ -235,9 +94,9 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     intervals.push_back({getValueBytes(arg), 0.0, report.spanUs});
   }
   for (Operation &op : block) {
-    auto it = taskOf.find(&op);
-    double start = it != taskOf.end() ? timing[it->second].startUs : 0.0;
-    double end = it != taskOf.end() ? timing[it->second].endUs : report.spanUs;
+    std::optional<unsigned> task = report.model.taskOf(&op);
+    double start = task ? timing[*task].startUs : 0.0;
+    double end = task ? timing[*task].endUs : report.spanUs;
     if (isa<func::ReturnOp>(op))
       end = report.spanUs;
     for (Value operand : op.getOperands())
@@ -273,8 +132,9 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
   DependenceGraph graph(block);
   report.criticalPathUs = graph
                               .getCriticalPath([&](Operation *op) {
-                                auto it = aloneOf.find(op);
-                                return it == aloneOf.end() ? 0.0 : it->second;
+                                std::optional<unsigned> t =
+                                    report.model.taskOf(op);
+                                return t ? problem.tasks[*t].aloneUs : 0.0;
                               })
                               .lengthUs;
   return report;
@@ -299,7 +159,7 @@ static llvm::json::Object reportObject(const SimulationReport &r) {
       {"static_peak_memory_bytes", r.staticPeakMemoryBytes},
       {"compute_ops", int64_t(r.numComputeOps)},
       {"collectives", int64_t(r.numCollectives)},
-      {"streams", int64_t(r.problem.streamNames.size())},
+      {"streams", int64_t(r.model.problem().streamNames.size())},
   };
 }
 
@@ -344,14 +204,14 @@ void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
         {"name", "process_name"},
         {"pid", int64_t(pid)},
         {"args", llvm::json::Object{{"name", "simulated @" + r.function}}}});
-    for (auto [tid, name] : llvm::enumerate(r.problem.streamNames))
+    for (auto [tid, name] : llvm::enumerate(r.model.problem().streamNames))
       events.push_back(
           llvm::json::Object{{"ph", "M"},
                              {"name", "thread_name"},
                              {"pid", int64_t(pid)},
                              {"tid", int64_t(tid)},
                              {"args", llvm::json::Object{{"name", name}}}});
-    for (auto [id, task] : llvm::enumerate(r.problem.tasks)) {
+    for (auto [id, task] : llvm::enumerate(r.model.problem().tasks)) {
       const sim::Timing &t = r.result.timings[id];
       double dur = t.endUs - t.startUs;
       llvm::json::Object args{
@@ -378,7 +238,7 @@ void mlir::tandem::printSummary(const SimulationReport &r,
                                 llvm::raw_ostream &os) {
   auto ms = [](double us) { return llvm::format("%10.3f ms", us / 1000.0); };
   os << "@" << r.function << ": " << r.numComputeOps << " compute ops, "
-     << r.numCollectives << " collectives, " << r.problem.streamNames.size()
+     << r.numCollectives << " collectives, " << r.model.problem().streamNames.size()
      << " stream(s)\n";
   os << "  span                " << ms(r.spanUs) << "\n";
   os << "  compute (alone)     " << ms(r.computeUs) << "\n";

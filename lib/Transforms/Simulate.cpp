@@ -43,7 +43,7 @@ struct SimulatePass
       if (failed(report))
         return signalPassFailure();
       ++numFunctions;
-      numOpsSimulated += report->problem.tasks.size();
+      numOpsSimulated += report->model.problem().tasks.size();
       reports.push_back(std::move(*report));
     }
 

@@ -57,12 +57,10 @@ struct TestCostModelPass
         remark << (e->memoryBound ? ", memory-bound" : ", compute-bound");
       } else if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
         GroupOp group = lookupGroup(op, collective.getGroupAttr());
-        int64_t shift = 1;
-        if (auto permute = dyn_cast<PermuteOp>(op))
-          shift = permute.getShift();
         CollectiveEstimate e = model->collective(
             collective.getCollectiveKind(), collective.getPayloadBytes(),
-            GroupSpec::fromOp(group), ctas, std::nullopt, shift);
+            GroupSpec::fromOp(group), ctas, std::nullopt,
+            collectiveShift(collective));
         op->emitRemark() << fixed(e.timeUs, "us") << ", "
                          << stringifyAlgorithm(e.algorithm) << ", " << e.steps
                          << " steps at "

@@ -260,6 +260,10 @@ private:
       estimates;
 };
 
+/// The ring distance a collective moves its data over: a permute's shift, 1
+/// for every other collective (CostModel::collective's `shift`).
+int64_t collectiveShift(CollectiveOpInterface op);
+
 /// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).
 constexpr double kAttentionEfficiency = 0.60;
 

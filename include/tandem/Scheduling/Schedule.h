@@ -11,6 +11,7 @@
 #define TANDEM_SCHEDULING_SCHEDULE_H
 
 #include "tandem/Analysis/CostModel.h"
+#include "tandem/ScheduleModel/GroupTable.h"
 
 #include "mlir/IR/Block.h"
 #include "llvm/ADT/DenseMap.h"
@@ -40,7 +41,7 @@ public:
 
 private:
   const CostModel &model;
-  llvm::StringMap<GroupSpec> groups;
+  GroupTable groups;
   CollectiveEstimateCache collectives;
 };
 

@@ -1,11 +1,9 @@
 //===- Streams.h - Streams and cross-stream events --------------*- C++ -*-===//
 //
-// Which stream every op of a function runs on, and the events that order
-// the uses of a value on a stream other than its producer's. The stream of
-// an op is its `tandem.stream` attribute when it has one; otherwise the
-// simulator's default: compute ops, blocking collectives and waits on
-// stream 0, each process group's `_start` collectives on a communication
-// stream of their own, numbered in order of first appearance.
+// The events that order the uses of a value on a stream other than its
+// producer's, and the vector clocks that decide what is ordered before
+// what. Which stream an op runs on is the schedule model's rule
+// (tandem/ScheduleModel/StreamMap.h).
 //
 // An event belongs to the op that records it (`tandem.record_event`): it
 // completes when that op has completed on its stream. An op lists the events
@@ -19,7 +17,7 @@
 #ifndef TANDEM_SCHEDULING_STREAMS_H
 #define TANDEM_SCHEDULING_STREAMS_H
 
-#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
+#include "tandem/ScheduleModel/StreamMap.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
@@ -33,33 +31,6 @@
 namespace mlir {
 namespace tandem {
 
-
-/// The stream of every op of a single-block function.
-struct StreamMap {
-  /// Every op of the block except the terminator.
-  llvm::DenseMap<Operation *, int64_t> streamOf;
-  /// One name per stream: "compute", "comm @<group>" or "stream <i>".
-  llvm::SmallVector<std::string> names;
-
-  int64_t numStreams() const { return names.size(); }
-  /// Stream of `op`; -1 for the terminator and ops outside the block.
-  int64_t lookup(Operation *op) const {
-    auto it = streamOf.find(op);
-    return it == streamOf.end() ? -1 : it->second;
-  }
-};
-
-/// Streams exactly as tandem-simulate assigns them: `tandem.stream` wins,
-/// otherwise the defaults; explicit and default streams share one index space
-/// (docs/simulator.md). Fails, with an error at the op, on a function that is
-/// external or has several blocks, on a `tandem.stream` that is not a
-/// non-negative integer, and on an op that is neither a tandem compute op, a
-/// collective, a wait nor the terminator.
-FailureOr<StreamMap> computeStreams(func::FuncOp func);
-
-/// Whether `func` carries any stream or event attribute (on an op or the
-/// function itself), i.e. whether its synchronisation is explicit.
-bool hasStreamAttributes(func::FuncOp func);
 
 /// Vector clocks over the streams of one block, fed the ops in program
 /// order: `enter(op)`, then the waits of `op` (`waitEvent`, `waitOp`), then

@@ -8,11 +8,9 @@
 // and peak memory. Writes the report as JSON and the schedule as a Chrome
 // trace (one track per stream, one slice per op) that Perfetto opens.
 //
-// Streams: an op's `tandem.stream` attribute wins. Otherwise compute ops,
-// blocking collectives and waits run on stream 0, the compute stream; each
-// process group's `_start` collectives get a communication stream of their
-// own. A GEMM's `tandem.sm_target` and a collective's `tandem.comm_sms` are
-// honoured.
+// The problem comes from the schedule model (tandem/ScheduleModel), which
+// gives streams by the StreamMap rule and honours a GEMM's
+// `tandem.sm_target` and a collective's `tandem.comm_sms`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +20,7 @@
 #include "tandem/Analysis/CostModel.h"
 #include "tandem/Analysis/Target.h"
 #include "tandem/Engine/Engine.h"
+#include "tandem/ScheduleModel/ScheduleModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -44,8 +43,14 @@ struct SimulationReport {
   int64_t peakMemoryBytes = 0;       ///< Over simulated time.
   int64_t staticPeakMemoryBytes = 0; ///< Program-order liveness.
   unsigned numComputeOps = 0, numCollectives = 0;
-  sim::Problem problem;
+  /// The function as the engine saw it: tasks keyed by op.
+  ScheduleModel model;
   sim::Result result;
+  /// The timing of `op`'s task (null for the terminator and other ops).
+  const sim::Timing *timingOf(Operation *op) const {
+    std::optional<unsigned> task = model.taskOf(op);
+    return task ? &result.timings[*task] : nullptr;
+  }
 };
 
 /// Simulates `func`. Emits errors at the offending op (no cost model for an
