@@ -116,8 +116,8 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
     return result;
   Block &block = func.getBody().front();
   BudgetGuard guard(block, options.memoryBudget);
-  if (options.emitRemarks && guard.inputOver())
-    mlir::emitRemark(func.getLoc())
+  if (options.remarks && guard.inputOver())
+    options.remarks->remark(func.getLoc())
         << "the input already needs " << guard.inputPeak
         << " bytes, over the budget of " << guard.budget
         << "; moves may not raise the peak further";
@@ -245,10 +245,10 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       ++result.sunk;
     groupOpen.push_back(start);
 
-    if (options.emitRemarks) {
+    if (options.remarks) {
       double commUs = timer.timeUs(start);
       double computeUs = windowComputeUs(start, wait, timer);
-      auto remark = start->emitRemark();
+      Diagnostic &remark = options.remarks->remark(start);
       remark << "start moved above " << hoistDistance
              << " compute op(s), stopped by " << hoistStop
              << "; wait moved below " << sinkDistance
@@ -464,7 +464,7 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
                               ArrayRef<MatmulOp> wgrads, OpTimer &timer,
                               const BudgetGuard &guard, PositionIndex &pos,
                               ContendedFn contendedUs, WindowOfFn windowOf,
-                              ForgetFn forget, bool emitRemarks,
+                              ForgetFn forget, RemarkLog *remarks,
                               RescheduleResult &result) {
   const CostModel &model = timer.costModel();
   // Rooms smaller than one extra launch cannot pay for a split.
@@ -553,8 +553,8 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
         slot = std::move(offer);
     }
     if (!best) {
-      if (emitRemarks && bestRejected)
-        w.start->emitRemark()
+      if (remarks && bestRejected)
+        remarks->remark(w.start)
             << us(room) << " of this window stays exposed: splitting "
             << describe(*bestRejected->slot) << " would save "
             << us(bestRejected->saved) << " of compute-stream time and cost "
@@ -588,8 +588,8 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
         p.restore(pos);
       split.concat.getResult().replaceAllUsesWith(donor.getResult());
       erase(split);
-      if (emitRemarks)
-        donor->emitRemark()
+      if (remarks)
+        remarks->remark(donor)
             << "wgrad not split: the memory budget (" << guard.budget
             << " bytes) leaves no room in the window of " << describe(w.start);
       continue;
@@ -599,8 +599,8 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
                     contendedUs(donor, home->commSms);
     w.usedUs += best->moved;
     ++result.split;
-    if (emitRemarks)
-      split.first->emitRemark()
+    if (remarks)
+      remarks->remark(split.first)
           << "wgrad split in two along its output rows: one half stays "
              "under "
           << describe(home->start) << ", the other fills the " << us(room)
@@ -625,8 +625,8 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   Block &block = func.getBody().front();
   BudgetGuard guard(block, options.memoryBudget);
   result.inputOverBudget = guard.inputOver();
-  if (options.emitRemarks && guard.inputOver())
-    mlir::emitRemark(func.getLoc())
+  if (options.remarks && guard.inputOver())
+    options.remarks->remark(func.getLoc())
         << "the input already needs " << guard.inputPeak
         << " bytes, over the budget of " << guard.budget
         << "; moves may not raise the peak further";
@@ -700,8 +700,8 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   for (MatmulOp wgrad : wgrads) {
     auto keep = [&](const std::string &why) {
       ++result.kept;
-      if (options.emitRemarks)
-        wgrad->emitRemark() << "wgrad left in place: " << why;
+      if (options.remarks)
+        options.remarks->remark(wgrad) << "wgrad left in place: " << why;
     };
     // A wgrad that its window needs (without it the collective would not be
     // covered) stays; one in a window filled without it may move on.
@@ -770,8 +770,8 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
         current->usedUs -= contendedUs(wgrad, current->commSms);
       ++result.moved;
       moved = true;
-      if (options.emitRemarks)
-        wgrad->emitRemark()
+      if (options.remarks)
+        options.remarks->remark(wgrad)
             << "wgrad moved into the window of " << describe(w->start) << " ("
             << stringifyCollectiveKind(w->start.getCollectiveKind()) << " on "
             << w->start.getGroupAttr() << "): " << us(need)
@@ -785,7 +785,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   if (options.splitToFill)
     splitWgradsToFill(
         block, windows, wgrads, timer, guard, pos, contendedUs, windowOf,
-        [&](Operation *op) { estimates.forget(op); }, options.emitRemarks,
+        [&](Operation *op) { estimates.forget(op); }, options.remarks,
         result);
   return result;
 }

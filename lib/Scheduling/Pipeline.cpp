@@ -121,7 +121,7 @@ static const Candidate *pick(ArrayRef<Candidate> candidates,
   return best;
 }
 
-static void describeCandidates(InFlightDiagnostic &remark,
+static void describeCandidates(Diagnostic &remark,
                                ArrayRef<Candidate> candidates) {
   remark << "; predicted:";
   for (const Candidate &c : candidates) {
@@ -181,8 +181,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
                          bool &budgetBlocked) {
   changed = false;
   auto keep = [&](const Twine &why) {
-    if (options.emitRemarks)
-      ag->emitRemark() << "all-gather left unsplit: " << why;
+    if (options.remarks)
+      options.remarks->remark(ag) << "all-gather left unsplit: " << why;
     return true;
   };
   if (ag.getDim() != 0)
@@ -239,16 +239,16 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
   double independent =
       computeBetween(ag.getInput().getDefiningOp(), mm, timer, ag.getResult());
   if (!effective.method && independent >= cFull * cs.commSlowdown) {
-    if (options.emitRemarks)
-      ag->emitRemark() << "all-gather left unsplit: bulk overlap can hide its "
+    if (options.remarks)
+      options.remarks->remark(ag) << "all-gather left unsplit: bulk overlap can hide its "
                        << fmtUs(cFull) << " under " << fmtUs(independent)
                        << " of independent compute around it";
     return true;
   }
   const Candidate *choice = pick(candidates, effective);
   if (!choice || choice->method == PipelineMethod::Unsplit) {
-    if (options.emitRemarks) {
-      auto remark = ag->emitRemark() << "all-gather left unsplit: ";
+    if (options.remarks) {
+      Diagnostic &remark = options.remarks->remark(ag) << "all-gather left unsplit: ";
       if (options.transformerEnginePreset)
         remark << "TransformerEngine's preset ring-exchanges only the "
                   "all-gathers before qkv/fc1 fprop and proj/fc2 dgrad; "
@@ -275,8 +275,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     if (Operation *def = operand.getDefiningOp();
         def && def->getBlock() == mm->getBlock() && firstUser != mm &&
         !def->isBeforeInBlock(firstUser)) {
-      if (options.emitRemarks)
-        ag->emitRemark() << "all-gather left unsplit: another user of the "
+      if (options.remarks)
+        options.remarks->remark(ag) << "all-gather left unsplit: another user of the "
                             "gathered tensor comes before the matmul's "
                             "other operands exist";
       return true;
@@ -349,16 +349,16 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
       undoRewrite(
           ag->getBlock(), insertedAfter, firstUser,
           {{assembledOut, mm.getResult()}, {assembledIn, ag.getResult()}});
-      if (options.emitRemarks)
-        ag->emitRemark() << "all-gather left unsplit: the pipeline would "
+      if (options.remarks)
+        options.remarks->remark(ag) << "all-gather left unsplit: the pipeline would "
                             "raise peak memory to "
                          << peak << " bytes, over the limit of " << limit;
       budgetBlocked = true;
       return true;
     }
   }
-  if (options.emitRemarks) {
-    auto remark = ag->emitRemark()
+  if (options.remarks) {
+    Diagnostic &remark = options.remarks->remark(ag)
                   << "all-gather -> matmul pipelined as "
                   << (choice->method == PipelineMethod::Chunked
                           ? std::to_string(n) + " chunked native all-gathers"
@@ -377,8 +377,8 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
                              bool &budgetBlocked) {
   changed = false;
   auto keep = [&](const Twine &why) {
-    if (options.emitRemarks)
-      rs->emitRemark() << "reduce-scatter left unsplit: " << why;
+    if (options.remarks)
+      options.remarks->remark(rs) << "reduce-scatter left unsplit: " << why;
   };
   if (rs.getDim() != 0)
     return keep("only scatters along dimension 0 are pipelined");
@@ -424,8 +424,8 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
       firstUse ? computeBetween(mm, firstUse, timer, rs.getResult()) : 0.0;
   if (!options.method && !options.transformerEnginePreset &&
       independent >= cFull * cs.commSlowdown) {
-    if (options.emitRemarks)
-      rs->emitRemark() << "reduce-scatter left unsplit: bulk overlap can hide "
+    if (options.remarks)
+      options.remarks->remark(rs) << "reduce-scatter left unsplit: bulk overlap can hide "
                        << "its " << fmtUs(cFull) << " under "
                        << fmtUs(independent)
                        << " of independent compute after it";
@@ -448,8 +448,8 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
   }
   const Candidate *choice = pick(candidates, effective);
   if (!choice || choice->method == PipelineMethod::Unsplit) {
-    if (options.emitRemarks) {
-      auto remark = rs->emitRemark() << "reduce-scatter left unsplit: ";
+    if (options.remarks) {
+      Diagnostic &remark = options.remarks->remark(rs) << "reduce-scatter left unsplit: ";
       if (options.transformerEnginePreset)
         remark << "TransformerEngine's preset pipelines only the "
                   "reduce-scatters after proj/fc2 fprop; this one gets bulk "
@@ -494,16 +494,16 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
     if (peak > limit) {
       undoRewrite(rs->getBlock(), insertedAfter, rs,
                   {{assembled, rs.getResult()}});
-      if (options.emitRemarks)
-        rs->emitRemark() << "reduce-scatter left unsplit: the pipeline would "
+      if (options.remarks)
+        options.remarks->remark(rs) << "reduce-scatter left unsplit: the pipeline would "
                             "raise peak memory to "
                          << peak << " bytes, over the limit of " << limit;
       budgetBlocked = true;
       return;
     }
   }
-  if (options.emitRemarks) {
-    auto remark = rs->emitRemark() << "matmul -> reduce-scatter pipelined as "
+  if (options.remarks) {
+    Diagnostic &remark = options.remarks->remark(rs) << "matmul -> reduce-scatter pipelined as "
                                    << n << " chunked native reduce-scatters";
     describeCandidates(remark, candidates);
   }

@@ -397,16 +397,16 @@ unsigned mlir::tandem::applySmTargets(ArrayRef<WindowDecision> decisions) {
   return retargeted;
 }
 
-void mlir::tandem::emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
-                                       const GpuSpec &gpu) {
+void mlir::tandem::explainSmTargets(ArrayRef<WindowDecision> decisions,
+                                    const GpuSpec &gpu, RemarkLog &log) {
   for (const WindowDecision &d : decisions) {
     switch (d.status) {
     case WindowStatus::NoCompute:
-      d.start->emitRemark() << "no compute overlaps this collective; its CTA "
+      log.remark(d.start) << "no compute overlaps this collective; its CTA "
                                "budget is left unchanged";
       continue;
     case WindowStatus::Overlapping:
-      d.start->emitRemark()
+      log.remark(d.start)
           << "another collective is in flight during this window; its CTA "
              "budget and its GEMMs' SM targets are left unchanged (the model "
              "prices one collective at a time)";
@@ -414,7 +414,7 @@ void mlir::tandem::emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
     case WindowStatus::Decided:
       break;
     }
-    auto remark = d.start->emitRemark();
+    Diagnostic &remark = log.remark(d.start);
     remark << "CTA budget " << d.commSms << " of {";
     llvm::interleaveComma(d.candidates, remark);
     remark << "}: window " << us(d.windowUs) << " predicted (compute ends at "
@@ -425,14 +425,14 @@ void mlir::tandem::emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
     int64_t left = gpu.smCount - d.commSms;
     for (const GemmTarget &g : d.gemms) {
       if (g.smTarget > 0) {
-        g.op->emitRemark() << "tandem.sm_target = " << g.smTarget << ": "
+        log.remark(g.op) << "tandem.sm_target = " << g.smTarget << ": "
                            << g.wavesAlone << " waves on " << gpu.smCount
                            << " SMs, " << g.wavesBeside << " waves on "
                            << g.smTarget << " SMs; window "
                            << us(g.reducedWindowUs) << ", "
                            << us(g.fullWindowUs) << " with all SMs";
       } else {
-        g.op->emitRemark() << "keeps all SMs: " << g.wavesAlone << " waves on "
+        log.remark(g.op) << "keeps all SMs: " << g.wavesAlone << " waves on "
                            << gpu.smCount << " SMs, " << g.wavesBeside
                            << " waves on the " << left
                            << " SMs the collective leaves; window "
@@ -683,15 +683,15 @@ mlir::tandem::relieveSmResidency(func::FuncOp func, const CostModel &model,
   return relief;
 }
 
-void mlir::tandem::emitResidencyRemarks(const ResidencyRelief &relief,
-                                        const GpuSpec &gpu) {
+void mlir::tandem::explainResidencyRelief(const ResidencyRelief &relief,
+                                          const GpuSpec &gpu, RemarkLog &log) {
   llvm::DenseMap<Operation *, double> waitedBehind;
   for (const ResidencyWait &w : relief.waits)
     if (w.outcome == ResidencyWait::Outcome::Relieved)
       for (Operation *g : w.gemms)
         waitedBehind[g] += w.waitedUs;
   for (auto [op, target] : relief.targets)
-    op->emitRemark() << "tandem.sm_target = " << target
+    log.remark(op) << "tandem.sm_target = " << target
                      << ": collectives issued while it held every SM waited "
                      << us(waitedBehind.lookup(op))
                      << " for SMs (SM residency); step "
@@ -700,7 +700,7 @@ void mlir::tandem::emitResidencyRemarks(const ResidencyRelief &relief,
   for (const ResidencyWait &w : relief.waits) {
     if (w.outcome == ResidencyWait::Outcome::Relieved)
       continue;
-    auto remark = w.collective->emitRemark();
+    Diagnostic &remark = log.remark(w.collective);
     remark << "waits " << us(w.waitedUs) << " for SMs behind " << w.gemms.size()
            << " GEMM(s) sized for all SMs (SM residency); left alone: ";
     if (w.outcome == ResidencyWait::Outcome::NotWorth)

@@ -9,60 +9,95 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include <array>
 #include <atomic>
 
 using namespace mlir;
 using namespace mlir::tandem;
 
-StringRef mlir::tandem::stringifyStrategy(OverlapStrategy strategy) {
-  switch (strategy) {
-  case OverlapStrategy::None:
-    return "none";
-  case OverlapStrategy::Bulk:
-    return "bulk";
-  case OverlapStrategy::Reschedule:
-    return "reschedule";
-  case OverlapStrategy::Pipeline:
-    return "pipeline";
-  case OverlapStrategy::PipelineReschedule:
-    return "pipeline+reschedule";
-  case OverlapStrategy::TePreset:
-    return "te-preset";
-  case OverlapStrategy::TePresetReschedule:
-    return "te-preset+reschedule";
-  }
-  llvm_unreachable("unknown strategy");
+//===----------------------------------------------------------------------===//
+// The strategies
+//===----------------------------------------------------------------------===//
+
+static constexpr StrategyPhases kStrategies[] = {
+    {OverlapStrategy::None, "none", PipelinePhase::None, false, false},
+    {OverlapStrategy::Bulk, "bulk", PipelinePhase::None, true, false},
+    {OverlapStrategy::Reschedule, "reschedule", PipelinePhase::None, true,
+     true},
+    {OverlapStrategy::Pipeline, "pipeline", PipelinePhase::ByCost, true,
+     false},
+    {OverlapStrategy::PipelineReschedule, "pipeline+reschedule",
+     PipelinePhase::ByCost, true, true},
+    {OverlapStrategy::TePreset, "te-preset", PipelinePhase::TePreset, true,
+     false},
+    {OverlapStrategy::TePresetReschedule, "te-preset+reschedule",
+     PipelinePhase::TePreset, true, true},
+};
+static constexpr size_t kNumStrategies = std::size(kStrategies);
+
+/// Candidates and tables are indexed by the enum's value.
+static size_t indexOf(OverlapStrategy strategy) {
+  return static_cast<size_t>(strategy);
 }
 
-void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
-                                        OverlapStrategy strategy,
-                                        const OverlapOptions &options) {
-  if (strategy == OverlapStrategy::None)
-    return;
-  bool te = strategy == OverlapStrategy::TePreset ||
-            strategy == OverlapStrategy::TePresetReschedule;
-  if (strategy == OverlapStrategy::Pipeline ||
-      strategy == OverlapStrategy::PipelineReschedule || te) {
+ArrayRef<StrategyPhases> mlir::tandem::getStrategies() { return kStrategies; }
+
+const StrategyPhases &mlir::tandem::getStrategyPhases(OverlapStrategy s) {
+  const StrategyPhases &phases = kStrategies[indexOf(s)];
+  assert(phases.strategy == s && "kStrategies is in enum order");
+  return phases;
+}
+
+StringRef mlir::tandem::stringifyStrategy(OverlapStrategy strategy) {
+  return getStrategyPhases(strategy).name;
+}
+
+std::optional<OverlapStrategy> mlir::tandem::parseStrategy(StringRef name) {
+  for (const StrategyPhases &s : kStrategies)
+    if (s.name == name)
+      return s.strategy;
+  return std::nullopt;
+}
+
+/// The phases before AG-WGRAD: pipelines, async collectives, bulk overlap.
+static void runBasePhases(func::FuncOp func, OpTimer &timer,
+                          const StrategyPhases &phases,
+                          const OverlapOptions &options, RemarkLog *remarks) {
+  if (phases.pipeline != PipelinePhase::None) {
     PipelineOptions pipeline;
-    pipeline.transformerEnginePreset = te;
+    pipeline.transformerEnginePreset =
+        phases.pipeline == PipelinePhase::TePreset;
     pipeline.memoryBudget = options.memoryBudget;
-    pipeline.emitRemarks = options.emitRemarks;
+    pipeline.remarks = remarks;
     pipelineCollectiveMatmuls(func, timer, pipeline);
   }
   convertToAsyncCollectives(func);
   BulkOverlapOptions bulk;
   bulk.maxInFlight = options.maxInFlight;
   bulk.memoryBudget = options.memoryBudget;
-  bulk.emitRemarks = options.emitRemarks;
+  bulk.remarks = remarks;
   bulkOverlap(func, timer, bulk);
-  if (strategy == OverlapStrategy::Reschedule ||
-      strategy == OverlapStrategy::PipelineReschedule ||
-      strategy == OverlapStrategy::TePresetReschedule) {
-    RescheduleOptions reschedule;
-    reschedule.memoryBudget = options.memoryBudget;
-    reschedule.emitRemarks = options.emitRemarks;
-    rescheduleWgrad(func, timer, reschedule);
-  }
+}
+
+/// AG-WGRAD, for the strategies that have it.
+static void runReschedulePhase(func::FuncOp func, OpTimer &timer,
+                               const OverlapOptions &options,
+                               RemarkLog *remarks) {
+  RescheduleOptions reschedule;
+  reschedule.memoryBudget = options.memoryBudget;
+  reschedule.remarks = remarks;
+  rescheduleWgrad(func, timer, reschedule);
+}
+
+void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
+                                        OverlapStrategy strategy,
+                                        const OverlapOptions &options) {
+  const StrategyPhases &phases = getStrategyPhases(strategy);
+  if (!phases.overlap)
+    return;
+  runBasePhases(func, timer, phases, options, options.remarks);
+  if (phases.reschedule)
+    runReschedulePhase(func, timer, options, options.remarks);
   assignCtaBudgets(func, timer, options);
 }
 
@@ -70,7 +105,7 @@ void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
                                     const OverlapOptions &options) {
   const GpuSpec &gpu = timer.costModel().gpu();
   SmallVector<int64_t> budgets;
-  for (int64_t k : {8, 16, 24, 32})
+  for (int64_t k : kDefaultCommSmsCandidates)
     if (k < gpu.smCount)
       budgets.push_back(k);
   FailureOr<SmallVector<WindowDecision>> decisions =
@@ -80,14 +115,41 @@ void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
   if (failed(decisions))
     return;
   applySmTargets(*decisions);
-  if (options.emitRemarks)
-    emitSmTargetRemarks(*decisions, gpu);
+  if (options.remarks)
+    explainSmTargets(*decisions, gpu, *options.remarks);
   if (!options.relieveResidency)
     return;
   FailureOr<ResidencyRelief> relief =
       relieveSmResidency(func, timer.costModel());
-  if (succeeded(relief) && options.emitRemarks)
-    emitResidencyRemarks(*relief, gpu);
+  if (succeeded(relief) && options.remarks)
+    explainResidencyRelief(*relief, gpu, *options.remarks);
+}
+
+//===----------------------------------------------------------------------===//
+// auto
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One strategy tried by `auto`: its copy of the function, its simulation
+/// and, with remarks, its explanations. A strategy with AG-WGRAD starts from
+/// its base's copy before the CTA budgets, so the base's first phases are
+/// explained once, in the base's `shared` log, which both emit first.
+struct Candidate {
+  const StrategyPhases *phases = nullptr;
+  func::FuncOp func;
+  std::optional<SimulationReport> report;
+  double spanUs = 0;
+  RemarkLog *shared = nullptr;
+  RemarkLog own;
+};
+} // namespace
+
+/// The strategy with AG-WGRAD that extends `base` (same pipelines).
+static const StrategyPhases *extensionOf(const StrategyPhases &base) {
+  for (const StrategyPhases &s : kStrategies)
+    if (s.overlap && s.reschedule && s.pipeline == base.pipeline)
+      return &s;
+  return nullptr;
 }
 
 FailureOr<StrategyChoice>
@@ -95,121 +157,109 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
                                     const OverlapOptions &options) {
   StrategyChoice choice;
   auto module = func->getParentOfType<ModuleOp>();
+  MLIRContext *ctx = module.getContext();
   SymbolTable symbols(module);
-  OverlapOptions quiet = options;
-  quiet.emitRemarks = false;
+  bool explain = options.remarks != nullptr;
+  OverlapOptions base = options;
+  base.remarks = nullptr; // Each candidate writes its own log.
   // The relief needs a simulation of each candidate: done below, on the
   // candidates' own simulations.
-  quiet.relieveResidency = false;
-  RescheduleOptions reschedule;
-  reschedule.memoryBudget = options.memoryBudget;
-  reschedule.emitRemarks = false;
-  BulkOverlapOptions bulkOptions;
-  bulkOptions.maxInFlight = options.maxInFlight;
-  bulkOptions.memoryBudget = options.memoryBudget;
-  bulkOptions.emitRemarks = false;
-  PipelineOptions pipelineOptions;
-  pipelineOptions.memoryBudget = options.memoryBudget;
-  pipelineOptions.emitRemarks = false;
+  base.relieveResidency = false;
 
-  // One empty copy of the function per candidate, inserted into the module
-  // here, on this thread (symbol insertion renames and is not thread-safe);
-  // the candidates' bodies are filled and transformed below in parallel.
+  // One empty copy of the function per candidate but `none` (the input),
+  // inserted into the module here, on this thread (symbol insertion renames
+  // and is not thread-safe); the bodies are filled and transformed below in
+  // parallel.
+  std::array<Candidate, kNumStrategies> candidates;
+  std::array<RemarkLog, kNumStrategies> sharedLogs;
   SmallVector<func::FuncOp> copies;
   auto cleanup = llvm::make_scope_exit([&] {
     for (func::FuncOp copy : copies)
       symbols.erase(copy);
   });
-  auto emptyCopy = [&] {
-    func::FuncOp copy = func.cloneWithoutRegions();
-    symbols.insert(copy); // renames the copy to a unique name
-    copies.push_back(copy);
-    return copy;
-  };
-  func::FuncOp bulk = emptyCopy(), rescheduled = emptyCopy(),
-               pipelined = emptyCopy(), both = emptyCopy(), te = emptyCopy(),
-               teRescheduled = emptyCopy();
+  for (const StrategyPhases &s : kStrategies) {
+    Candidate &c = candidates[indexOf(s.strategy)];
+    c.phases = &s;
+    if (!s.overlap) {
+      c.func = func;
+      continue;
+    }
+    c.func = func.cloneWithoutRegions();
+    symbols.insert(c.func); // renames the copy to a unique name
+    copies.push_back(c.func);
+  }
   auto fill = [](func::FuncOp to, func::FuncOp from) {
     IRMapping mapping;
     from.getBody().cloneInto(&to.getBody(), mapping);
   };
 
-  std::pair<OverlapStrategy, func::FuncOp> candidates[] = {
-      {OverlapStrategy::None, func},
-      {OverlapStrategy::Bulk, bulk},
-      {OverlapStrategy::Reschedule, rescheduled},
-      {OverlapStrategy::Pipeline, pipelined},
-      {OverlapStrategy::PipelineReschedule, both},
-      {OverlapStrategy::TePreset, te},
-      {OverlapStrategy::TePresetReschedule, teRescheduled}};
   const CostModel &model = timer.costModel();
-  std::vector<std::optional<SimulationReport>> reports(std::size(candidates));
   std::atomic<bool> failedSimulation{false};
-  auto simulate = [&](size_t i) {
+  auto simulate = [&](Candidate &c) {
     FailureOr<SimulationReport> report =
-        simulateFunction(candidates[i].second, model, /*spanOnly=*/true);
-    if (failed(report))
+        simulateFunction(c.func, model, /*spanOnly=*/true);
+    if (failed(report)) {
       failedSimulation = true;
-    else
-      reports[i] = std::move(*report);
+      return;
+    }
+    c.spanUs = report->spanUs;
+    c.report = std::move(*report);
   };
+  auto logOf = [&](Candidate &c) { return explain ? &c.own : nullptr; };
 
-  // Three independent chains, each a base strategy and its extension with
-  // AG-WGRAD: the extension starts from a copy of the base taken before the
-  // CTA budgets (which come last in every strategy). Each chain has its own
+  // Chains: each base strategy (no AG-WGRAD) and its extension with
+  // AG-WGRAD, which starts from a copy of the base taken before the CTA
+  // budgets (which come last in every strategy). Each chain has its own
   // OpTimer (it caches) and simulates its two candidates as soon as they
   // are built (read-only), so that a short chain's simulations run while a
   // long chain is still transforming; the input's simulation is a task of
-  // its own.
-  // The four tasks below; with threads to spare, each chain's two ends run
-  // in parallel too (nested, so only when the pool is larger than the outer
-  // tasks: on a small pool the nesting only adds waiting).
-  constexpr unsigned kTasks = 4;
-  bool spareThreads = module.getContext()->isMultithreadingEnabled() &&
-                      module.getContext()->getNumThreads() > kTasks;
-  auto chain = [&](size_t baseIndex, std::optional<PipelineOptions> pipeline) {
-    func::FuncOp base = candidates[baseIndex].second,
-                 extended = candidates[baseIndex + 1].second;
+  // its own. With threads to spare, each chain's two ends run in parallel
+  // too (nested, so only when the pool is larger than the outer tasks: on a
+  // small pool the nesting only adds waiting).
+  bool spareThreads = false; // Set once the number of outer tasks is known.
+  auto chain = [&](const StrategyPhases &phases) {
+    Candidate &b = candidates[indexOf(phases.strategy)];
+    Candidate &e = candidates[indexOf(extensionOf(phases)->strategy)];
+    RemarkLog *shared = explain ? &sharedLogs[indexOf(phases.strategy)]
+                                : nullptr;
+    b.shared = e.shared = shared;
     OpTimer local(model), extendedTimer(model);
-    fill(base, func);
-    if (pipeline)
-      pipelineCollectiveMatmuls(base, local, *pipeline);
-    convertToAsyncCollectives(base);
-    bulkOverlap(base, local, bulkOptions);
-    fill(extended, base);
-    // From here the two candidates are independent (each with its own
-    // timer): the base's budgets and simulation run beside the extension.
+    fill(b.func, func);
+    runBasePhases(b.func, local, phases, base, shared);
+    fill(e.func, b.func);
+    OverlapOptions baseOptions = base, extendedOptions = base;
+    baseOptions.remarks = logOf(b);
+    extendedOptions.remarks = logOf(e);
     std::function<void()> finish[] = {
         [&] {
-          assignCtaBudgets(base, local, quiet);
-          simulate(baseIndex);
+          assignCtaBudgets(b.func, local, baseOptions);
+          simulate(b);
         },
         [&] {
-          rescheduleWgrad(extended, extendedTimer, reschedule);
-          assignCtaBudgets(extended, extendedTimer, quiet);
-          simulate(baseIndex + 1);
+          runReschedulePhase(e.func, extendedTimer, base, logOf(e));
+          assignCtaBudgets(e.func, extendedTimer, extendedOptions);
+          simulate(e);
         }};
-    if (spareThreads) {
-      parallelForEach(module.getContext(), finish,
+    if (spareThreads)
+      parallelForEach(ctx, finish,
                       [](const std::function<void()> &task) { task(); });
-    } else {
+    else
       for (const std::function<void()> &task : finish)
         task();
-    }
   };
-  PipelineOptions tePipeline = pipelineOptions;
-  tePipeline.transformerEnginePreset = true;
-  // Longest first: the TE chain's ring steps make it the largest.
-  std::function<void()> tasks[kTasks] = {
-      [&] { chain(5, tePipeline); }, [&] { chain(3, pipelineOptions); },
-      [&] { chain(1, std::nullopt); }, [&] { simulate(0); }};
-  parallelForEach(module.getContext(), tasks,
+  SmallVector<std::function<void()>> tasks;
+  // Later strategies build larger candidates (the TE chain's ring steps
+  // make it the largest): start them first.
+  for (const StrategyPhases &s : llvm::reverse(kStrategies))
+    if (s.overlap && !s.reschedule)
+      tasks.push_back([&chain, &s] { chain(s); });
+  tasks.push_back([&] { simulate(candidates[indexOf(OverlapStrategy::None)]); });
+  spareThreads = ctx->isMultithreadingEnabled() &&
+                 ctx->getNumThreads() > tasks.size();
+  parallelForEach(ctx, tasks,
                   [](const std::function<void()> &task) { task(); });
   if (failedSimulation)
     return failure();
-  SmallVector<std::optional<double>> spans(std::size(candidates));
-  for (auto [i, report] : llvm::enumerate(reports))
-    spans[i] = report->spanUs;
 
   // The SM residency relief (which only ever shortens a candidate) on the
   // two fastest candidates other than the input (`none` stays as it is):
@@ -221,56 +271,55 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   // never predicted slower than strategy=te-preset, which gets the relief
   // too.
   if (options.relieveResidency) {
-    auto relieve = [&](size_t i) -> LogicalResult {
+    auto relieve = [&](Candidate *c) -> LogicalResult {
       FailureOr<ResidencyRelief> relief =
-          relieveSmResidency(candidates[i].second, model, &*reports[i]);
+          relieveSmResidency(c->func, model, &*c->report);
       if (failed(relief))
         return failure();
       if (relief->applied)
-        spans[i] = relief->spanAfterUs;
+        c->spanUs = relief->spanAfterUs;
+      if (explain)
+        explainResidencyRelief(*relief, model.gpu(), c->own);
       return success();
     };
-    SmallVector<size_t> order;
-    for (size_t i = 1; i < std::size(candidates); ++i)
-      order.push_back(i);
-    llvm::stable_sort(
-        order, [&](size_t a, size_t b) { return *spans[a] < *spans[b]; });
+    SmallVector<Candidate *> order;
+    for (Candidate &c : candidates)
+      if (c.phases->overlap)
+        order.push_back(&c);
+    llvm::stable_sort(order, [](Candidate *a, Candidate *b) {
+      return a->spanUs < b->spanUs;
+    });
     order.resize(std::min<size_t>(order.size(), 2));
-    if (failed(failableParallelForEach(module.getContext(), order, relieve)))
+    if (failed(failableParallelForEach(ctx, order, relieve)))
       return failure();
-    constexpr size_t kTePreset = 5;
-    assert(candidates[kTePreset].first == OverlapStrategy::TePreset);
-    if (!llvm::is_contained(order, kTePreset)) {
-      double bestUs = *spans[0];
-      for (const std::optional<double> &span : spans)
-        bestUs = std::min(bestUs, *span);
-      const SimulationReport &te = *reports[kTePreset];
+    Candidate *te = &candidates[indexOf(OverlapStrategy::TePreset)];
+    if (!llvm::is_contained(order, te)) {
+      double bestUs = candidates.front().spanUs;
+      for (const Candidate &c : candidates)
+        bestUs = std::min(bestUs, c.spanUs);
       double waitedUs = 0;
-      for (auto [task, timing] :
-           llvm::zip_equal(te.model.problem().tasks, te.result.timings))
+      for (auto [task, timing] : llvm::zip_equal(
+               te->report->model.problem().tasks, te->report->result.timings))
         if (task.kind == sim::TaskKind::Collective)
           waitedUs += timing.admittedUs - timing.startUs;
-      if (*spans[kTePreset] - waitedUs < bestUs && failed(relieve(kTePreset)))
+      if (te->spanUs - waitedUs < bestUs && failed(relieve(te)))
         return failure();
     }
   }
 
-  double best = 0;
-  func::FuncOp bestCopy; // null while the input itself is best
-  for (auto [i, candidate] : llvm::enumerate(candidates)) {
-    double span = *spans[i];
-    choice.spansUs.push_back({candidate.first, span});
-    if (i == 0 || span < best * (1 - 1e-9)) {
-      best = span;
-      choice.chosen = candidate.first;
-      bestCopy = candidate.second == func ? func::FuncOp() : candidate.second;
-    }
+  Candidate *best = nullptr;
+  for (Candidate &c : candidates) {
+    choice.spansUs.push_back({c.phases->strategy, c.spanUs});
+    if (!best || c.spanUs < best->spanUs * (1 - 1e-9))
+      best = &c;
   }
-
-  if (!options.emitRemarks) {
-    if (bestCopy)
-      func.getBody().takeBody(bestCopy.getBody());
-    choice.applied = true;
+  choice.chosen = best->phases->strategy;
+  if (best->func != func)
+    func.getBody().takeBody(best->func.getBody());
+  if (explain) {
+    if (best->shared)
+      options.remarks->append(std::move(*best->shared));
+    options.remarks->append(std::move(best->own));
   }
   return choice;
 }

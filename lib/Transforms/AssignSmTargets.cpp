@@ -56,7 +56,9 @@ struct AssignSmTargetsPass
       numRetargeted += applySmTargets(*decisions);
       numWindows += llvm::count_if(
           *decisions, [](const WindowDecision &d) { return d.decided(); });
-      emitSmTargetRemarks(*decisions, model->gpu());
+      RemarkLog log;
+      explainSmTargets(*decisions, model->gpu(), log);
+      log.emit(&getContext());
       if (!relieveResidency)
         continue;
       FailureOr<ResidencyRelief> relief = relieveSmResidency(func, *model);
@@ -64,7 +66,8 @@ struct AssignSmTargetsPass
         return signalPassFailure();
       if (relief->applied)
         numRelieved += relief->targets.size();
-      emitResidencyRemarks(*relief, model->gpu());
+      explainResidencyRelief(*relief, model->gpu(), log);
+      log.emit(&getContext());
     }
   }
 };

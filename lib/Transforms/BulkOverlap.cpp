@@ -37,10 +37,13 @@ struct BulkOverlapPass
       return signalPassFailure();
     OpTimer timer(*model);
     BulkOverlapOptions options;
+    RemarkLog log;
+    options.remarks = &log;
     options.maxInFlight = maxInFlight;
     options.memoryBudget = memoryBudget;
     for (auto func : module.getOps<func::FuncOp>()) {
       BulkOverlapResult r = bulkOverlap(func, timer, options);
+      log.emit(&getContext());
       numHoisted += r.hoisted;
       numSunk += r.sunk;
       numBudgetBlocked += r.budgetBlocked;

@@ -33,30 +33,18 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<OverlapStrategy> fixed;
-    bool automatic = false;
-    StringRef name = strategy;
-    if (name == "auto")
-      automatic = true;
-    else if (name == "none")
-      fixed = OverlapStrategy::None;
-    else if (name == "bulk")
-      fixed = OverlapStrategy::Bulk;
-    else if (name == "reschedule")
-      fixed = OverlapStrategy::Reschedule;
-    else if (name == "pipeline")
-      fixed = OverlapStrategy::Pipeline;
-    else if (name == "pipeline+reschedule")
-      fixed = OverlapStrategy::PipelineReschedule;
-    else if (name == "te-preset+reschedule")
-      fixed = OverlapStrategy::TePresetReschedule;
-    else if (name == "te-preset")
-      fixed = OverlapStrategy::TePreset;
-    else {
-      module.emitError() << "unknown strategy '" << name
-                         << "'; expected auto, none, bulk, reschedule, "
-                            "pipeline, pipeline+reschedule, te-preset or "
-                            "te-preset+reschedule";
-      return signalPassFailure();
+    bool automatic = strategy == "auto";
+    if (!automatic) {
+      fixed = parseStrategy(strategy);
+      if (!fixed) {
+        auto diag = module.emitError()
+                    << "unknown strategy '" << strategy << "'; expected auto";
+        ArrayRef<StrategyPhases> all = getStrategies();
+        for (const StrategyPhases &s : all.drop_back())
+          diag << ", " << s.name;
+        diag << " or " << all.back().name;
+        return signalPassFailure();
+      }
     }
     if (memoryBudget < 0 || maxInFlight < 1) {
       module.emitError() << "memory-budget must not be negative and "
@@ -70,15 +58,14 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
     OverlapOptions options;
     options.memoryBudget = memoryBudget;
     options.maxInFlight = maxInFlight;
-    options.emitRemarks = remarks;
+    RemarkLog log;
+    options.remarks = remarks ? &log : nullptr;
     options.relieveResidency = relieveResidency;
 
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
-      OverlapStrategy chosen = fixed.value_or(OverlapStrategy::None);
-      bool applied = false;
       // The input, to prove the schedule computes the same values.
       func::FuncOp reference = verify ? func.clone() : func::FuncOp();
       auto dropReference = llvm::make_scope_exit([&] {
@@ -90,17 +77,16 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
             chooseOverlapStrategy(func, timer, options);
         if (failed(choice))
           return signalPassFailure();
-        chosen = choice->chosen;
-        applied = choice->applied;
         auto remark = mlir::emitRemark(func.getLoc())
-                      << "strategy " << stringifyStrategy(chosen)
+                      << "strategy " << stringifyStrategy(choice->chosen)
                       << " chosen; predicted spans:";
         for (auto [candidate, span] : choice->spansUs)
           remark << " " << stringifyStrategy(candidate) << " "
                  << llvm::formatv("{0:F3}", span).str() << " us";
+      } else {
+        applyOverlapStrategy(func, timer, *fixed, options);
       }
-      if (!applied)
-        applyOverlapStrategy(func, timer, chosen, options);
+      log.emit(&getContext());
       FailureOr<StreamAssignment> streams = assignStreams(func);
       if (failed(streams))
         return signalPassFailure();

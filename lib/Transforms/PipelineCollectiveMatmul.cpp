@@ -24,6 +24,8 @@ struct PipelineCollectiveMatmulPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     PipelineOptions options;
+    RemarkLog log;
+    options.remarks = &log;
     StringRef m = method;
     if (m == "unsplit")
       options.method = PipelineMethod::Unsplit;
@@ -48,6 +50,7 @@ struct PipelineCollectiveMatmulPass
     OpTimer timer(*model);
     for (auto func : module.getOps<func::FuncOp>()) {
       PipelineResult r = pipelineCollectiveMatmuls(func, timer, options);
+      log.emit(&getContext());
       numAllGathers += r.allGathers;
       numReduceScatters += r.reduceScatters;
       numKept += r.kept;

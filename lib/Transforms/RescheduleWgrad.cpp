@@ -33,11 +33,14 @@ struct RescheduleWgradPass
       return signalPassFailure();
     OpTimer timer(*model);
     RescheduleOptions options;
+    RemarkLog log;
+    options.remarks = &log;
     options.memoryBudget = memoryBudget;
     options.fillLimit = fillLimit;
     options.splitToFill = splitWgrads;
     for (auto func : module.getOps<func::FuncOp>()) {
       RescheduleResult r = rescheduleWgrad(func, timer, options);
+      log.emit(&getContext());
       numMoved += r.moved;
       numKept += r.kept;
       numSplit += r.split;

@@ -3,7 +3,7 @@
 // The scheduling algorithms behind tandem-async-collectives,
 // tandem-bulk-overlap and tandem-reschedule-wgrad, as functions an ML
 // compiler can call on a func.func. Each returns what it did; with
-// `emitRemarks` it also explains every decision as an MLIR remark.
+// a RemarkLog in its options it also explains every decision as a remark.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +25,8 @@ unsigned convertToAsyncCollectives(func::FuncOp func);
 struct BulkOverlapOptions {
   int64_t maxInFlight = 2;  ///< Per group.
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
-  bool emitRemarks = true;
+  /// Where the decisions are explained (null: not explained).
+  RemarkLog *remarks = nullptr;
 };
 
 struct BulkOverlapResult {
@@ -43,7 +44,8 @@ struct RescheduleOptions {
   /// After the moves, split a wgrad whose window is covered without half of
   /// it, and move that half into a later window that still has room.
   bool splitToFill = true;
-  bool emitRemarks = true;
+  /// Where the decisions are explained (null: not explained).
+  RemarkLog *remarks = nullptr;
 };
 
 struct RescheduleResult {

@@ -37,7 +37,8 @@ struct PipelineOptions {
   /// program-order peak above it (or above the input's peak, if that is
   /// already higher) is undone.
   int64_t memoryBudget = 0;
-  bool emitRemarks = true;
+  /// Where the decisions are explained (null: not explained).
+  RemarkLog *remarks = nullptr;
 };
 
 struct PipelineResult {

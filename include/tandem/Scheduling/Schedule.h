@@ -11,6 +11,7 @@
 #define TANDEM_SCHEDULING_SCHEDULE_H
 
 #include "tandem/Analysis/CostModel.h"
+#include "tandem/Scheduling/RemarkLog.h"
 #include "tandem/ScheduleModel/GroupTable.h"
 
 #include "mlir/IR/Block.h"

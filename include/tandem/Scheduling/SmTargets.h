@@ -17,6 +17,7 @@
 #define TANDEM_SCHEDULING_SMTARGETS_H
 
 #include "tandem/Analysis/CostModel.h"
+#include "tandem/Scheduling/RemarkLog.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallVector.h"
@@ -100,8 +101,8 @@ unsigned applySmTargets(ArrayRef<WindowDecision> decisions);
 
 /// Explains `decisions` as remarks: one per window at its start, one per
 /// GEMM of a decided window.
-void emitSmTargetRemarks(ArrayRef<WindowDecision> decisions,
-                         const GpuSpec &gpu);
+void explainSmTargets(ArrayRef<WindowDecision> decisions, const GpuSpec &gpu,
+                      RemarkLog &log);
 
 //===----------------------------------------------------------------------===//
 // SM residency relief
@@ -155,7 +156,8 @@ relieveSmResidency(func::FuncOp func, const CostModel &model,
 
 /// Explains `relief`: one remark per retargeted GEMM, and one per waiting
 /// collective left waiting, saying why.
-void emitResidencyRemarks(const ResidencyRelief &relief, const GpuSpec &gpu);
+void explainResidencyRelief(const ResidencyRelief &relief, const GpuSpec &gpu,
+                            RemarkLog &log);
 
 } // namespace tandem
 } // namespace mlir

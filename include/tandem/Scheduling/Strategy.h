@@ -1,9 +1,11 @@
-//===- Strategy.h - Overlap strategies and the automatic choice --*- C++
-//-*-===//
+//===- Strategy.h - Overlap strategies and the automatic choice -*- C++ -*-===//
 //
-// The strategies of the tandem-overlap pipeline as library calls, and the
-// `auto` choice: simulate every candidate on a copy of the function and keep
-// the fastest, so that the result is never predicted slower than the input.
+// The strategies of the tandem-overlap pipeline, as data: one table gives
+// each strategy's phases (which pipelines, whether bulk overlap and AG-WGRAD
+// run), and both a named strategy and `auto` walk it. `auto` schedules every
+// strategy on a copy of the function, simulates each, keeps the fastest (so
+// that the result is never predicted slower than the input) and emits the
+// winner's recorded explanations, without scheduling it again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "tandem/Scheduling/Overlap.h"
 #include "tandem/Scheduling/Pipeline.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir {
@@ -27,22 +30,48 @@ enum class OverlapStrategy {
   TePreset,           ///< TransformerEngine's default choices + bulk.
   TePresetReschedule  ///< TransformerEngine's choices + AG-WGRAD.
 };
+
+/// Which pipelines a strategy builds before bulk overlap.
+enum class PipelinePhase {
+  None,   ///< No pipeline.
+  ByCost, ///< Chunked or P2P pipelines chosen by the cost model.
+  TePreset ///< TransformerEngine's documented per-layer choices.
+};
+
+/// The phases of one strategy, in the order they run: pipelines, then (with
+/// `overlap`) async collectives and bulk overlap, then (with `reschedule`)
+/// AG-WGRAD, then CTA budgets, SM targets and the SM residency relief.
+struct StrategyPhases {
+  OverlapStrategy strategy;
+  llvm::StringLiteral name;
+  PipelinePhase pipeline;
+  bool overlap;
+  bool reschedule;
+};
+
+/// Every strategy, simplest first: `auto` tries them in this order, prefers
+/// the earlier on a tie, and lists their spans in this order.
+llvm::ArrayRef<StrategyPhases> getStrategies();
+const StrategyPhases &getStrategyPhases(OverlapStrategy strategy);
 llvm::StringRef stringifyStrategy(OverlapStrategy strategy);
+/// The strategy called `name`, or std::nullopt.
+std::optional<OverlapStrategy> parseStrategy(llvm::StringRef name);
 
 struct OverlapOptions {
   int64_t memoryBudget = 0;
   int64_t maxInFlight = 2;
-  bool emitRemarks = false;
+  /// Where every phase explains its decisions (null: not explained).
+  RemarkLog *remarks = nullptr;
   /// Run relieveSmResidency after the CTA budgets (`auto` runs it on its
   /// candidates itself, reusing their simulations).
   bool relieveResidency = true;
 };
 
 /// Chooses the CTA budget of every collective window with the cost model
-/// (tandem-assign-sm-targets' decision) and records it, then (with
-/// `options.relieveResidency`) gives SM targets to GEMMs that keep a
-/// collective waiting for SMs where that shortens the simulated step; the
-/// last phase of every strategy but `none`.
+/// (tandem-assign-sm-targets' decision, over kDefaultCommSmsCandidates) and
+/// records it, then (with `options.relieveResidency`) gives SM targets to
+/// GEMMs that keep a collective waiting for SMs where that shortens the
+/// simulated step; the last phase of every strategy but `none`.
 void assignCtaBudgets(func::FuncOp func, OpTimer &timer,
                       const OverlapOptions &options);
 
@@ -53,19 +82,16 @@ void applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
 
 struct StrategyChoice {
   OverlapStrategy chosen = OverlapStrategy::None;
-  /// Predicted span of every candidate, in the order tried.
+  /// Predicted span of every candidate, in getStrategies() order.
   llvm::SmallVector<std::pair<OverlapStrategy, double>> spansUs;
-  /// Whether `func`'s body was replaced by the chosen candidate's (done
-  /// when remarks are off: the candidate was scheduled silently already).
-  bool applied = false;
 };
 
-/// Simulates every strategy on a copy of `func` (inserted next to it in its
-/// module, then erased) and returns the one with the shortest span; ties go
-/// to the simpler strategy. Without remarks, `func` takes the winning
-/// copy's body (`applied`); with remarks the caller applies the strategy
-/// itself so that every decision is explained. Fails if the simulator
-/// cannot run the function (its errors are emitted).
+/// Schedules every strategy on a copy of `func` (inserted next to it in its
+/// module, then erased), simulates each and gives `func` the body of the
+/// one with the shortest span; ties go to the simpler strategy. With
+/// `options.remarks`, the winner's explanations, recorded while it was
+/// scheduled, are appended there. Fails if the simulator cannot run the
+/// function (its errors are emitted).
 FailureOr<StrategyChoice> chooseOverlapStrategy(func::FuncOp func,
                                                 OpTimer &timer,
                                                 const OverlapOptions &options);
