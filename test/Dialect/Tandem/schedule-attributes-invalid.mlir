@@ -18,7 +18,7 @@ module {
 
 module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.stream' must be in [0, 1024), got -1}}
+    // expected-error @+1 {{'tandem.stream' must be in [0, 64), got -1}}
     %y = tandem.elementwise copy %x {tandem.stream = -1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
     return %y : tensor<8xbf16>
   }
@@ -30,7 +30,7 @@ module {
 // per-stream tables (issue 13: 2147483647 streams hung them).
 module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.stream' must be in [0, 1024), got 2147483647}}
+    // expected-error @+1 {{'tandem.stream' must be in [0, 64), got 2147483647}}
     %y = tandem.elementwise copy %x {tandem.stream = 2147483647 : i64} : tensor<8xbf16> -> tensor<8xbf16>
     return %y : tensor<8xbf16>
   }
@@ -198,7 +198,7 @@ module {
 // -----
 
 module {
-  // expected-error @+1 {{'tandem.num_streams' must be in [1, 1024], got 0}}
+  // expected-error @+1 {{'tandem.num_streams' must be in [1, 64], got 0}}
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16>
       attributes {tandem.num_streams = 0 : i64} {
     return %x : tensor<8xbf16>

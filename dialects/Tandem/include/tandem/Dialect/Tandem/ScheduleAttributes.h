@@ -56,8 +56,9 @@ constexpr llvm::StringLiteral kCalibrationAttrName =
 
 /// Bounds on the counts that size the tables built from a schedule (stream
 /// queues and vector clocks are streams x streams; event tables per event).
-/// The runtime's plan format states the same bounds (runtime/.../Plan.h).
-constexpr int64_t kMaxStreams = 1024;
+/// The runtime's plan format has the same bounds (kMaxPlanStreams,
+/// kMaxPlanEvents in runtime/include/tandem/runtime/Plan.h).
+constexpr int64_t kMaxStreams = 64;
 constexpr int64_t kMaxEvents = int64_t(1) << 20;
 /// Largest SM count a target may give (sm_target's bound without a target).
 constexpr int64_t kMaxSmCount = 4096;

@@ -37,7 +37,7 @@ def Tandem_Dialect : Dialect {
       `tandem.stream`, `tandem.record_event` and `tandem.wait_events` on ops;
       `tandem.sm_target` on compute ops; `tandem.comm_sms` and `tandem.seq`
       on collectives; `tandem.num_streams` and `tandem.num_events` on
-      functions. Streams are below 1024 and events below 2^20; SM targets lie
+      functions. Streams are below 64 and events below 2^20; SM targets lie
       in [1, sm_count] and CTA budgets in [1, sm_count) of the module's
       target. Any other `tandem.*` attribute is an error.
 
