@@ -232,7 +232,14 @@ bool Executor::Impl::allocate(void **ptr, int64_t bytes,
 }
 
 bool Executor::Impl::measureEmulationOffset(std::string &error) {
-  return measureEmulatedCollectiveOffset(streams[0], emulationOffsetUs, error);
+  // On the stream and scratch of a collective (every collective stream has
+  // 64 MiB of scratch in this mode).
+  for (const Step &s : plan.steps)
+    if (s.kind == StepKind::Collective)
+      return measureEmulatedCollectiveOffset(
+          streams[s.stream], scratch[s.stream], scratchBytes[s.stream],
+          emulationOffsetUs, error);
+  return true;
 }
 
 void Executor::Impl::abortCommunicators() {

@@ -1462,13 +1462,21 @@ bool launchEmulatedCollective(CollectiveKind kind, ReduceKind reduce,
       static_cast<int64_t>(std::llround(paceUs * 1000.0)), stream, error);
 }
 
-bool measureEmulatedCollectiveOffset(cudaStream_t stream, double &offsetUs,
+bool measureEmulatedCollectiveOffset(cudaStream_t stream, void *scratch,
+                                     int64_t scratchBytes, double &offsetUs,
                                      std::string &error) {
-  // kLaunches back-to-back empty collectives paced to kPaceUs (long enough
-  // that the host's launches run ahead), between two events, three times;
-  // the offset is the per-kernel time beyond the pace (median).
+  // kLaunches back-to-back collectives paced to kPaceUs (long enough that
+  // the host's launches run ahead and the bytes move well within the pace),
+  // between two events, three times; the offset is the per-kernel time
+  // beyond the pace (median). With scratch: a 1 MiB permute on 24 CTAs (a
+  // real kernel's start and drain); without: an empty one.
   constexpr int kLaunches = 20;
-  constexpr double kPaceUs = 20;
+  constexpr double kPaceUs = 40;
+  const int64_t kBytes = 1 << 20;
+  bool real = scratch && scratchBytes >= 2 * kBytes &&
+              reinterpret_cast<uintptr_t>(scratch) % 16 == 0;
+  char *half = static_cast<char *>(scratch) + (real ? kBytes : 0);
+  int64_t count = real ? kBytes / 4 : 0;
   cudaEvent_t a = nullptr, b = nullptr;
   auto cudaOk = [&](cudaError_t e, const char *what) {
     if (e == cudaSuccess)
@@ -1483,9 +1491,10 @@ bool measureEmulatedCollectiveOffset(cudaStream_t stream, double &offsetUs,
   for (int rep = 0; ok && rep < 4; ++rep) {
     ok = cudaOk(cudaEventRecord(a, stream), "cudaEventRecord");
     for (int i = 0; ok && i < kLaunches; ++i)
-      ok = launchEmulatedCollective(CollectiveKind::Permute, ReduceKind::Sum,
-                                    nullptr, 0, nullptr, 0, DType::F32, 1, 0,
-                                    0, 0, nullptr, 0, kPaceUs, stream, error);
+      ok = launchEmulatedCollective(
+          CollectiveKind::Permute, ReduceKind::Sum, real ? scratch : nullptr,
+          count, real ? half : nullptr, count, DType::F32, 1, 0, 24, 0,
+          nullptr, 0, kPaceUs, stream, error);
     ok = ok && cudaOk(cudaEventRecord(b, stream), "cudaEventRecord") &&
          cudaOk(cudaEventSynchronize(b), "cudaEventSynchronize");
     float ms = 0;

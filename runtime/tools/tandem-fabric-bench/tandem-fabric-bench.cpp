@@ -178,7 +178,8 @@ int main(int argc, char **argv) {
     return true;
   };
   double offsetUs = 0;
-  if (!measureEmulatedCollectiveOffset(stream, offsetUs, error)) {
+  if (!measureEmulatedCollectiveOffset(stream, scratch, scratchBytes,
+                                       offsetUs, error)) {
     std::fprintf(stderr, "tandem-fabric-bench: %s\n", error.c_str());
     return 1;
   }
@@ -251,5 +252,10 @@ int main(int argc, char **argv) {
     std::ofstream f(jsonPath);
     f << json.str();
   }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  for (void *p : {in, out, scratch})
+    cudaFree(p);
+  cudaStreamDestroy(stream);
   return 0;
 }

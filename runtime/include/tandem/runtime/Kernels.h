@@ -184,9 +184,12 @@ bool launchEmulatedCollective(CollectiveKind kind, ReduceKind reduce,
                               std::string &error);
 
 /// The event-timed cost of an emulated collective beyond its pace, measured
-/// with empty collectives queued back to back (as the cost model's launch
-/// overhead is measured): what the executor subtracts from each target.
-bool measureEmulatedCollectiveOffset(cudaStream_t stream, double &offsetUs,
+/// with collectives queued back to back (as the cost model's launch
+/// overhead is measured): a 1 MiB permute through `scratch` (>= 2 MiB,
+/// 16-byte aligned; its contents are overwritten), or an empty collective
+/// without one. What the executor subtracts from each target.
+bool measureEmulatedCollectiveOffset(cudaStream_t stream, void *scratch,
+                                     int64_t scratchBytes, double &offsetUs,
                                      std::string &error);
 
 /// Bytes a rank of a `groupSize` ring would receive into staging and read
