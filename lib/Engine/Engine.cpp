@@ -39,6 +39,21 @@ bool leavesNoRoom(const Problem &p, const Task &t, int64_t commSms) {
 }
 } // namespace
 
+double sim::contentionSlowdown(TaskKind kind, const ContentionPoint &c) {
+  switch (kind) {
+  case TaskKind::Gemm:
+  case TaskKind::Compute:
+    return c.gemmSlowdown;
+  case TaskKind::Memory:
+    return c.memorySlowdown;
+  case TaskKind::Collective:
+    return c.commSlowdown;
+  case TaskKind::Wait:
+    return 1.0;
+  }
+  return 1.0;
+}
+
 /// Rates of the running tasks given who runs beside whom.
 static void computeRates(const Problem &problem,
                          std::vector<Running> &running) {
@@ -70,18 +85,12 @@ static void computeRates(const Problem &problem,
     case TaskKind::Gemm: {
       int64_t sms = t.smTarget > 0 ? std::min(t.smTarget, share) : share;
       timeUs = gemmTimeOnSms(t, std::min<int64_t>(sms, problem.smCount));
-      if (commActive)
-        slowdown = c.gemmSlowdown;
       break;
     }
     case TaskKind::Compute:
       timeUs = t.aloneUs * double(problem.smCount) / double(share);
-      if (commActive)
-        slowdown = c.gemmSlowdown;
       break;
     case TaskKind::Memory:
-      if (commActive)
-        slowdown = c.memorySlowdown;
       break;
     case TaskKind::Collective:
       if (!r.admitted) {
@@ -89,12 +98,14 @@ static void computeRates(const Problem &problem,
         continue;
       }
       slowdown = perFabric[t.fabric];
-      if (computeCount > 0)
-        slowdown *= c.commSlowdown;
       break;
     case TaskKind::Wait:
       break;
     }
+    bool otherSideRuns =
+        t.kind == TaskKind::Collective ? computeCount > 0 : commActive;
+    if (otherSideRuns)
+      slowdown *= contentionSlowdown(t.kind, c);
     r.rate = timeUs > 0 ? 1.0 / (timeUs * slowdown)
                         : std::numeric_limits<double>::infinity();
   }

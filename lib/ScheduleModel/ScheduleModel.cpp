@@ -17,6 +17,41 @@ std::string mlir::tandem::opLabel(Operation *op, unsigned position) {
   return (op->getName().getStringRef() + "#" + llvm::Twine(position)).str();
 }
 
+sim::Problem mlir::tandem::emptyProblem(const CostModel &model) {
+  sim::Problem problem;
+  problem.smCount = model.gpu().smCount;
+  problem.gemmsHoldSms = model.gpu().gemmsHoldSms;
+  problem.contention = model.contention();
+  return problem;
+}
+
+sim::Task mlir::tandem::computeTask(const ComputeEstimate &e,
+                                    const GpuSpec &gpu, int64_t smTarget) {
+  sim::Task task;
+  task.aloneUs = e.timeUs;
+  if (e.tiles > 0) {
+    task.kind = sim::TaskKind::Gemm;
+    task.tiles = e.tiles;
+    task.waveUs = e.tileUs;
+    task.floorUs = e.floorUs;
+    task.overheadUs = gpu.launchOverheadUs;
+    task.smTarget = smTarget;
+  } else {
+    task.kind = e.memoryBound ? sim::TaskKind::Memory : sim::TaskKind::Compute;
+  }
+  return task;
+}
+
+sim::Task mlir::tandem::collectiveTask(const CollectiveEstimate &e,
+                                       int64_t ctas, StringRef fabric) {
+  sim::Task task;
+  task.kind = sim::TaskKind::Collective;
+  task.aloneUs = e.timeUs;
+  task.commSms = ctas;
+  task.fabric = fabric.str();
+  return task;
+}
+
 FailureOr<ScheduleModel>
 ScheduleModel::build(func::FuncOp func, const CostModel &model,
                      const ScheduleModelOptions &options) {
@@ -32,9 +67,7 @@ ScheduleModel::build(func::FuncOp func, const CostModel &model,
   ScheduleModel result;
   result.func = func;
   sim::Problem &problem = result.prob;
-  problem.smCount = gpu.smCount;
-  problem.gemmsHoldSms = gpu.gemmsHoldSms;
-  problem.contention = model.contention();
+  problem = emptyProblem(model);
   StreamNumbering streams;
   GroupTable groups;
   // Collectives of one shape on one group cost the same (a step repeats them
@@ -73,27 +106,18 @@ ScheduleModel::build(func::FuncOp func, const CostModel &model,
         std::optional<ComputeEstimate> e = estimates.get(compute, error);
         if (!e)
           return op.emitError() << error;
-        task.aloneUs = e->timeUs;
-        if (e->tiles > 0) {
-          task.kind = sim::TaskKind::Gemm;
-          task.tiles = e->tiles;
-          task.waveUs = e->tileUs;
-          task.floorUs = e->floorUs;
-          task.overheadUs = gpu.launchOverheadUs;
-          task.smTarget = smTarget.value_or(0);
-        } else {
-          task.kind =
-              e->memoryBound ? sim::TaskKind::Memory : sim::TaskKind::Compute;
-        }
+        task = computeTask(*e, gpu, smTarget.value_or(0));
+        if (options.nameTasks)
+          task.name = opLabel(&op, position);
       }
       ++result.numComputeOps;
       result.computeUs += task.aloneUs;
     } else if (auto collective = dyn_cast<CollectiveOpInterface>(&op)) {
       const GroupSpec *group = groups.lookup(collective);
       if (!group)
-        return op.emitError() << "process group @"
-                              << collective.getGroupAttr().getValue()
-                              << " not found";
+        return op.emitError()
+               << "process group @" << collective.getGroupAttr().getValue()
+               << " not found";
       if (!priced) {
         std::optional<int64_t> ctas =
             scheduled ? getCommSms(&op) : std::nullopt;
@@ -104,9 +128,9 @@ ScheduleModel::build(func::FuncOp func, const CostModel &model,
         CollectiveEstimate e = collectiveEstimates.get(
             collective.getCollectiveKind(), collective.getPayloadBytes(),
             *group, ctas.value_or(0), collectiveShift(collective));
-        task.kind = sim::TaskKind::Collective;
-        task.aloneUs = e.timeUs;
-        task.commSms = ctas.value_or(gpu.collectiveSms);
+        std::string name = std::move(task.name);
+        task = collectiveTask(e, ctas.value_or(gpu.collectiveSms), "");
+        task.name = std::move(name);
       }
       task.fabric = collective.getGroupAttr().getValue().str();
       ++result.numCollectives;
@@ -122,8 +146,7 @@ ScheduleModel::build(func::FuncOp func, const CostModel &model,
     task.stream = streams.assign(&op);
     for (Value operand : op.getOperands())
       if (Operation *def = operand.getDefiningOp())
-        if (auto it = result.taskIndex.find(def);
-            it != result.taskIndex.end())
+        if (auto it = result.taskIndex.find(def); it != result.taskIndex.end())
           task.deps.push_back(it->second);
     result.taskIndex[&op] = problem.tasks.size();
     result.taskOps.push_back(&op);

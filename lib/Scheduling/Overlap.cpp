@@ -2,6 +2,7 @@
 
 #include "tandem/Scheduling/Overlap.h"
 #include "tandem/Analysis/MemoryLiveness.h"
+#include "tandem/Scheduling/MemoryBudget.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -57,28 +58,7 @@ unsigned mlir::tandem::convertToAsyncCollectives(func::FuncOp func) {
   return converted;
 }
 
-//===----------------------------------------------------------------------===//
-// Memory budget
-//===----------------------------------------------------------------------===//
-
 namespace {
-/// The limit moves must respect: the budget, or the input's peak if the
-/// input already exceeds it (then no move may make it worse).
-struct BudgetGuard {
-  BudgetGuard(Block &block, int64_t budget) : budget(budget) {
-    if (budget > 0) {
-      inputPeak = computePeakMemory(block).peakBytes;
-      limit = std::max(budget, inputPeak);
-    }
-  }
-  bool enabled() const { return budget > 0; }
-  bool inputOver() const { return enabled() && inputPeak > budget; }
-  bool holds(Block &block) const {
-    return !enabled() || computePeakMemory(block).peakBytes <= limit;
-  }
-  int64_t budget, inputPeak = 0, limit = 0;
-};
-
 /// Remembers where an op was so that a move can be undone.
 struct Position {
   explicit Position(Operation *op)
@@ -115,11 +95,11 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
   if (func.isExternal())
     return result;
   Block &block = func.getBody().front();
-  BudgetGuard guard(block, options.memoryBudget);
+  MemoryBudget guard(block, options.memoryBudget);
   if (options.remarks && guard.inputOver())
     options.remarks->remark(func.getLoc())
-        << "the input already needs " << guard.inputPeak
-        << " bytes, over the budget of " << guard.budget
+        << "the input already needs " << guard.inputPeak()
+        << " bytes, over the budget of " << guard.budget()
         << "; moves may not raise the peak further";
   PositionIndex pos(block);
 
@@ -256,7 +236,7 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
              << "; window: " << us(computeUs) << " of compute under "
              << us(commUs) << " of communication";
       if (blocked)
-        remark << " (moves limited by the memory budget of " << guard.budget
+        remark << " (moves limited by the memory budget of " << guard.budget()
                << " bytes)";
     }
   }
@@ -462,7 +442,7 @@ priceSplit(MatmulOp wgrad, const CostModel &model, int64_t commSms) {
 template <typename ContendedFn, typename WindowOfFn, typename ForgetFn>
 static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
                               ArrayRef<MatmulOp> wgrads, OpTimer &timer,
-                              const BudgetGuard &guard, PositionIndex &pos,
+                              const MemoryBudget &guard, PositionIndex &pos,
                               ContendedFn contendedUs, WindowOfFn windowOf,
                               ForgetFn forget, RemarkLog *remarks,
                               RescheduleResult &result) {
@@ -590,7 +570,7 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
       erase(split);
       if (remarks)
         remarks->remark(donor)
-            << "wgrad not split: the memory budget (" << guard.budget
+            << "wgrad not split: the memory budget (" << guard.budget()
             << " bytes) leaves no room in the window of " << describe(w.start);
       continue;
     }
@@ -623,12 +603,12 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   if (func.isExternal())
     return result;
   Block &block = func.getBody().front();
-  BudgetGuard guard(block, options.memoryBudget);
+  MemoryBudget guard(block, options.memoryBudget);
   result.inputOverBudget = guard.inputOver();
   if (options.remarks && guard.inputOver())
     options.remarks->remark(func.getLoc())
-        << "the input already needs " << guard.inputPeak
-        << " bytes, over the budget of " << guard.budget
+        << "the input already needs " << guard.inputPeak()
+        << " bytes, over the budget of " << guard.budget()
         << "; moves may not raise the peak further";
   const CostModel &model = timer.costModel();
   const GpuSpec &gpu = model.gpu();
@@ -761,7 +741,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
       if (!guard.holds(block)) {
         for (Position &p : llvm::reverse(was))
           p.restore(pos);
-        lastReason = "the memory budget (" + std::to_string(guard.budget) +
+        lastReason = "the memory budget (" + std::to_string(guard.budget()) +
                      " bytes) leaves no room in a later window";
         continue;
       }
@@ -785,7 +765,6 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   if (options.splitToFill)
     splitWgradsToFill(
         block, windows, wgrads, timer, guard, pos, contendedUs, windowOf,
-        [&](Operation *op) { estimates.forget(op); }, options.remarks,
-        result);
+        [&](Operation *op) { estimates.forget(op); }, options.remarks, result);
   return result;
 }

@@ -17,6 +17,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Scheduling/Pipeline.h"
+#include "tandem/Engine/Engine.h"
+#include "tandem/ScheduleModel/ScheduleModel.h"
+#include "tandem/Scheduling/MemoryBudget.h"
 
 #include "tandem/Analysis/MemoryLiveness.h"
 
@@ -38,20 +41,43 @@ StringRef mlir::tandem::stringifyPipelineMethod(PipelineMethod method) {
   llvm_unreachable("unknown method");
 }
 
-/// Time of one pipeline step where a collective of time `c` runs beside a
-/// GEMM of time `g` alone (`gReduced` on the SMs the collective leaves).
-static double overlapStep(double c, double g, double gReduced,
-                          const ContentionPoint &cs) {
-  double slowdown = gReduced * cs.gemmSlowdown / g;
-  return std::max(c * cs.commSlowdown, g + std::min(c, g) * (slowdown - 1));
-}
-
-/// The peak-memory limit a rewrite must respect: the budget, or the
-/// input's peak if it is already higher; 0 when there is no budget.
-static int64_t memoryLimit(Block &block, int64_t budget) {
-  if (budget <= 0)
-    return 0;
-  return std::max(budget, computePeakMemory(block).peakBytes);
+/// The engine's time for a pipeline of `n` chunks: chunk j's collective
+/// (`collectiveUs` alone, the target's CTA budget) on a communication stream
+/// and its GEMM (`gemm`) on the compute stream, the GEMM after its
+/// collective (`collectiveFirst`: all-gather) or before it (reduce-scatter).
+/// A first `localGemms` GEMMs need no collective (a P2P ring's own shard).
+/// SMs are shared as the engine's rates give them; the SM-residency rule is
+/// left out, as for every window the algorithms price (the SM-target pass
+/// relieves residency waits afterwards).
+static double pipelineUs(const CostModel &model, int64_t n, double collectiveUs,
+                         const ComputeEstimate &gemm, bool collectiveFirst,
+                         int64_t localGemms = 0) {
+  sim::Problem problem = emptyProblem(model);
+  problem.gemmsHoldSms = false;
+  problem.streamNames = {"compute", "comm"};
+  CollectiveEstimate c;
+  c.timeUs = collectiveUs;
+  for (int64_t j = 0; j < localGemms; ++j)
+    problem.tasks.push_back(computeTask(gemm, model.gpu()));
+  for (int64_t j = 0; j < n; ++j) {
+    sim::Task comm = collectiveTask(c, model.gpu().collectiveSms, "group");
+    comm.stream = 1;
+    sim::Task compute = computeTask(gemm, model.gpu());
+    unsigned next = problem.tasks.size();
+    if (collectiveFirst) {
+      compute.deps = {next};
+      problem.tasks.push_back(std::move(comm));
+      problem.tasks.push_back(std::move(compute));
+    } else {
+      comm.deps = {next};
+      problem.tasks.push_back(std::move(compute));
+      problem.tasks.push_back(std::move(comm));
+    }
+  }
+  std::string error;
+  std::optional<sim::Result> result = sim::simulate(problem, error);
+  assert(result && "a pipeline's two streams cannot deadlock");
+  return result ? result->spanUs : 0.0;
 }
 
 /// Undoes a rewrite whose new ops are the ones strictly between `before`
@@ -91,10 +117,13 @@ struct GemmPricer {
     eltBytes = (elt.getIntOrFloatBitWidth() + 7) / 8;
     outBytes = (mm.getType().getElementType().getIntOrFloatBitWidth() + 7) / 8;
   }
-  double us(int64_t rows, int64_t sms) const {
+  ComputeEstimate estimate(int64_t rows, int64_t sms = 0) const {
     double bytes = double(rows) * k * eltBytes + double(k) * n * eltBytes +
                    double(rows) * n * outBytes;
-    return model.gemm(GemmShape{1, rows, n, k}, elt, bytes, sms).timeUs;
+    return model.gemm(GemmShape{1, rows, n, k}, elt, bytes, sms);
+  }
+  double us(int64_t rows, int64_t sms) const {
+    return estimate(rows, sms).timeUs;
   }
   MatmulOp mm;
   const CostModel &model;
@@ -176,96 +205,90 @@ static SmallVector<int64_t> chunkCounts(int64_t rowsPerRank,
   return counts;
 }
 
-static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
-                         const PipelineOptions &options, bool &changed,
-                         bool &budgetBlocked) {
-  changed = false;
-  auto keep = [&](const Twine &why) {
-    if (options.remarks)
-      options.remarks->remark(ag) << "all-gather left unsplit: " << why;
-    return true;
-  };
-  if (ag.getDim() != 0)
-    return keep("only gathers along dimension 0 are pipelined");
-  MatmulOp mm;
-  for (Operation *user : ag.getResult().getUsers())
-    if (auto m = dyn_cast<MatmulOp>(user); m && m.getLhs() == ag.getResult() &&
-                                           !m.getTransposeLhs() &&
-                                           m->getBlock() == ag->getBlock()) {
-      mm = m;
-      break;
-    }
-  if (!mm)
-    return keep("no matmul takes the gathered tensor as its row operand");
-  const GroupSpec *group = timer.group(ag);
-  if (!group)
-    return false;
+//===----------------------------------------------------------------------===//
+// Candidates: each way to run the pair, priced by the engine
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType withRows(RankedTensorType t, int64_t rows) {
+  SmallVector<int64_t> shape(t.getShape());
+  shape[0] = rows;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+/// Unsplit, chunked native all-gathers of each allowed count, and the P2P
+/// ring (refused by default on a full mesh, where each step uses one link).
+static SmallVector<Candidate>
+allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
+                    OpTimer &timer, const PipelineOptions &options) {
   const CostModel &model = timer.costModel();
-  int64_t size = group->size, k = model.gpu().collectiveSms;
-  ContentionPoint cs = model.contention().lookup(k);
+  int64_t size = group.size;
   int64_t rows = ag.getResult().getType().getShape()[0];
   int64_t rowsPerRank = rows / size;
   int64_t payload = ag.getPayloadBytes();
-  int64_t freeSms = model.gpu().smCount - k;
   GemmPricer gemm(mm, model);
-
   SmallVector<Candidate> candidates;
-  double cFull = timer.collectiveUs(ag, 0);
-  candidates.push_back({PipelineMethod::Unsplit, 1, cFull + gemm.us(rows, 0)});
+  candidates.push_back({PipelineMethod::Unsplit, 1,
+                        timer.collectiveUs(ag, 0) + gemm.us(rows, 0)});
   for (int64_t n : chunkCounts(rowsPerRank, options)) {
-    double c = model.collective(CollectiveKind::all_gather, payload / n, *group)
-                   .timeUs;
-    double g = gemm.us(rows / n, 0);
-    double t =
-        c + (n - 1) * overlapStep(c, g, gemm.us(rows / n, freeSms), cs) + g;
+    double c =
+        model.collective(CollectiveKind::all_gather, payload / n, group).timeUs;
+    double t = pipelineUs(model, n, c, gemm.estimate(rows / n),
+                          /*collectiveFirst=*/true);
     candidates.push_back({PipelineMethod::Chunked, n, t});
   }
   if (size > 1) {
-    double p = model.collective(CollectiveKind::permute, payload / size, *group)
-                   .timeUs;
-    double g = gemm.us(rowsPerRank, 0);
-    double t =
-        (size - 1) * overlapStep(p, g, gemm.us(rowsPerRank, freeSms), cs) + g;
+    double p =
+        model.collective(CollectiveKind::permute, payload / size, group).timeUs;
+    double t = pipelineUs(model, size - 1, p, gemm.estimate(rowsPerRank),
+                          /*collectiveFirst=*/true, /*localGemms=*/1);
     candidates.push_back({PipelineMethod::PeerToPeer, size, t,
-                          group->topology == Topology::full_mesh});
+                          group.topology == Topology::full_mesh});
   }
+  return candidates;
+}
 
-  PipelineOptions effective = options;
-  if (options.transformerEnginePreset)
-    effective.method = tePresetForAllGather(mm);
-  // Compute between the input's producer and the all-gather does not need
-  // its result: bulk overlap can issue the collective early and hide it
-  // there without splitting anything.
-  double independent =
-      computeBetween(ag.getInput().getDefiningOp(), mm, timer, ag.getResult());
-  if (!effective.method && independent >= cFull * cs.commSlowdown) {
-    if (options.remarks)
-      options.remarks->remark(ag) << "all-gather left unsplit: bulk overlap can hide its "
-                       << fmtUs(cFull) << " under " << fmtUs(independent)
-                       << " of independent compute around it";
-    return true;
+/// Unsplit and chunked native reduce-scatters of each allowed count.
+static SmallVector<Candidate>
+reduceScatterCandidates(ReduceScatterOp rs, MatmulOp mm, const GroupSpec &group,
+                        OpTimer &timer, const PipelineOptions &options) {
+  const CostModel &model = timer.costModel();
+  int64_t rows = mm.getType().getShape()[0];
+  int64_t payload = rs.getPayloadBytes();
+  GemmPricer gemm(mm, model);
+  SmallVector<Candidate> candidates;
+  candidates.push_back({PipelineMethod::Unsplit, 1,
+                        gemm.us(rows, 0) + timer.collectiveUs(rs, 0)});
+  for (int64_t n : chunkCounts(rows / group.size, options)) {
+    double c =
+        model.collective(CollectiveKind::reduce_scatter, payload / n, group)
+            .timeUs;
+    double t = pipelineUs(model, n, c, gemm.estimate(rows / n),
+                          /*collectiveFirst=*/false);
+    candidates.push_back({PipelineMethod::Chunked, n, t});
   }
-  const Candidate *choice = pick(candidates, effective);
-  if (!choice || choice->method == PipelineMethod::Unsplit) {
-    if (options.remarks) {
-      Diagnostic &remark = options.remarks->remark(ag) << "all-gather left unsplit: ";
-      if (options.transformerEnginePreset)
-        remark << "TransformerEngine's preset ring-exchanges only the "
-                  "all-gathers before qkv/fc1 fprop and proj/fc2 dgrad; "
-                  "this one gets bulk overlap";
-      else
-        remark << "no pipeline is predicted faster";
-      if (!choice && options.method)
-        remark << " (method " << stringifyPipelineMethod(*options.method)
-               << " does not apply)";
-      describeCandidates(remark, candidates);
-    }
-    return true;
-  }
+  return candidates;
+}
 
-  // The pipeline goes where the gathered tensor is first used, so that the
-  // assembled tensor is there for every user; the matmul's other operands
-  // must exist by then.
+//===----------------------------------------------------------------------===//
+// Apply: the chosen pipeline as IR, with what is needed to undo it
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A rewrite in place: the new ops lie strictly between `insertedAfter`
+/// (null = block start) and `end`; `restoredUses` points uses back on undo.
+struct Rewrite {
+  Operation *insertedAfter = nullptr, *end = nullptr;
+  SmallVector<std::pair<Value, Value>> restoredUses;
+  void undo(Block *block) const {
+    undoRewrite(block, insertedAfter, end, restoredUses);
+  }
+};
+} // namespace
+
+/// Where an all-gather's pipeline goes: the gathered tensor's first use, so
+/// that the assembled tensor is there for every user. Fails when the
+/// matmul's other operands do not exist by then.
+static Operation *allGatherInsertionPoint(AllGatherOp ag, MatmulOp mm) {
   Operation *firstUser = mm;
   for (Operation *user : ag.getResult().getUsers())
     if (Operation *top = ag->getBlock()->findAncestorOpInBlock(*user);
@@ -274,24 +297,24 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
   for (Value operand : mm->getOperands().drop_front())
     if (Operation *def = operand.getDefiningOp();
         def && def->getBlock() == mm->getBlock() && firstUser != mm &&
-        !def->isBeforeInBlock(firstUser)) {
-      if (options.remarks)
-        options.remarks->remark(ag) << "all-gather left unsplit: another user of the "
-                            "gathered tensor comes before the matmul's "
-                            "other operands exist";
-      return true;
-    }
-  int64_t limit = memoryLimit(*ag->getBlock(), options.memoryBudget);
-  Operation *insertedAfter = firstUser->getPrevNode();
+        !def->isBeforeInBlock(firstUser))
+      return nullptr;
+  return firstUser;
+}
+
+/// Rewrites `ag` -> `mm` as `choice` before `firstUser`; the matmul's uses
+/// (and the gathered tensor's other uses) move to the assembled results.
+static Rewrite applyAllGather(AllGatherOp ag, MatmulOp mm, Operation *firstUser,
+                              const Candidate &choice, int64_t size) {
+  Rewrite rewrite;
+  rewrite.insertedAfter = firstUser->getPrevNode();
+  rewrite.end = firstUser;
   OpBuilder b(firstUser);
   Location loc = ag.getLoc();
   RankedTensorType shardType = ag.getInput().getType();
   RankedTensorType outType = mm.getType();
-  auto withRows = [](RankedTensorType t, int64_t r) {
-    SmallVector<int64_t> shape(t.getShape());
-    shape[0] = r;
-    return RankedTensorType::get(shape, t.getElementType());
-  };
+  int64_t rows = ag.getResult().getType().getShape()[0];
+  int64_t rowsPerRank = rows / size;
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
   SmallVector<Value> gathered, products;
   auto cloneMatmul = [&](Value lhs, int64_t r) {
@@ -301,8 +324,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     return clone->getResult(0);
   };
   Value assembledOut, assembledIn;
-  int64_t n = choice->chunks;
-  if (choice->method == PipelineMethod::Chunked) {
+  int64_t n = choice.chunks;
+  if (choice.method == PipelineMethod::Chunked) {
     // All slices first: they are views, and a chunk's collective must not
     // wait behind the previous chunk's GEMM for its input.
     SmallVector<Value> pieces;
@@ -340,137 +363,21 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
   mm.getResult().replaceAllUsesWith(assembledOut);
   if (assembledIn)
     ag.getResult().replaceAllUsesWith(assembledIn);
-  if (limit > 0) {
-    // The replaced ops are still in the block with unused results: they
-    // count only at their own position, so the measure errs on the safe
-    // side.
-    int64_t peak = computePeakMemory(*ag->getBlock()).peakBytes;
-    if (peak > limit) {
-      undoRewrite(
-          ag->getBlock(), insertedAfter, firstUser,
-          {{assembledOut, mm.getResult()}, {assembledIn, ag.getResult()}});
-      if (options.remarks)
-        options.remarks->remark(ag) << "all-gather left unsplit: the pipeline would "
-                            "raise peak memory to "
-                         << peak << " bytes, over the limit of " << limit;
-      budgetBlocked = true;
-      return true;
-    }
-  }
-  if (options.remarks) {
-    Diagnostic &remark = options.remarks->remark(ag)
-                  << "all-gather -> matmul pipelined as "
-                  << (choice->method == PipelineMethod::Chunked
-                          ? std::to_string(n) + " chunked native all-gathers"
-                          : std::to_string(size) + " P2P ring steps");
-    describeCandidates(remark, candidates);
-  }
-  mm.erase();
-  if (ag.getResult().use_empty())
-    ag.erase();
-  changed = true;
-  return true;
+  rewrite.restoredUses = {{assembledOut, mm.getResult()},
+                          {assembledIn, ag.getResult()}};
+  return rewrite;
 }
 
-static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
-                             const PipelineOptions &options, bool &changed,
-                             bool &budgetBlocked) {
-  changed = false;
-  auto keep = [&](const Twine &why) {
-    if (options.remarks)
-      options.remarks->remark(rs) << "reduce-scatter left unsplit: " << why;
-  };
-  if (rs.getDim() != 0)
-    return keep("only scatters along dimension 0 are pipelined");
-  auto mm = rs.getInput().getDefiningOp<MatmulOp>();
-  if (!mm || mm.getTransposeLhs() || mm->getBlock() != rs->getBlock())
-    return keep("its input is not produced by a matmul with untransposed rows");
-  if (!mm.getResult().hasOneUse())
-    return keep("the matmul's result has other users");
-  const GroupSpec *group = timer.group(rs);
-  if (!group)
-    return;
-  if (options.method == PipelineMethod::PeerToPeer)
-    return keep("P2P reduce-scatter pipelines are not implemented; only "
-                "chunked native reduce-scatters");
-  const CostModel &model = timer.costModel();
-  int64_t size = group->size, k = model.gpu().collectiveSms;
-  ContentionPoint cs = model.contention().lookup(k);
-  int64_t rows = mm.getType().getShape()[0];
-  int64_t payload = rs.getPayloadBytes();
-  int64_t freeSms = model.gpu().smCount - k;
-  GemmPricer gemm(mm, model);
-
-  SmallVector<Candidate> candidates;
-  candidates.push_back({PipelineMethod::Unsplit, 1,
-                        gemm.us(rows, 0) + timer.collectiveUs(rs, 0)});
-  for (int64_t n : chunkCounts(rows / size, options)) {
-    double c =
-        model.collective(CollectiveKind::reduce_scatter, payload / n, *group)
-            .timeUs;
-    double g = gemm.us(rows / n, 0);
-    double t =
-        g + (n - 1) * overlapStep(c, g, gemm.us(rows / n, freeSms), cs) + c;
-    candidates.push_back({PipelineMethod::Chunked, n, t});
-  }
-  PipelineOptions effective = options;
-  Operation *firstUse = nullptr;
-  for (Operation *user : rs.getResult().getUsers())
-    if (Operation *top = rs->getBlock()->findAncestorOpInBlock(*user);
-        top && (!firstUse || top->isBeforeInBlock(firstUse)))
-      firstUse = top;
-  double cFull = timer.collectiveUs(rs, 0);
-  double independent =
-      firstUse ? computeBetween(mm, firstUse, timer, rs.getResult()) : 0.0;
-  if (!options.method && !options.transformerEnginePreset &&
-      independent >= cFull * cs.commSlowdown) {
-    if (options.remarks)
-      options.remarks->remark(rs) << "reduce-scatter left unsplit: bulk overlap can hide "
-                       << "its " << fmtUs(cFull) << " under "
-                       << fmtUs(independent)
-                       << " of independent compute after it";
-    return;
-  }
-  if (options.transformerEnginePreset) {
-    // TE pipelines the reduce-scatter after proj/fc2 fprop, in 4 chunks
-    // where the rows allow (else the largest count that divides them).
-    bool te =
-        mm.getRole() == MatmulRole::fprop && layerIs(mm, {".proj", ".fc2"});
-    effective.method = te ? PipelineMethod::Chunked : PipelineMethod::Unsplit;
-    const Candidate *teChoice = nullptr;
-    for (const Candidate &c : candidates)
-      if (c.method == PipelineMethod::Chunked && c.chunks <= 4)
-        teChoice = &c;
-    if (te && teChoice) {
-      Candidate unsplit = candidates.front(), preset = *teChoice;
-      candidates = SmallVector<Candidate>{unsplit, preset};
-    }
-  }
-  const Candidate *choice = pick(candidates, effective);
-  if (!choice || choice->method == PipelineMethod::Unsplit) {
-    if (options.remarks) {
-      Diagnostic &remark = options.remarks->remark(rs) << "reduce-scatter left unsplit: ";
-      if (options.transformerEnginePreset)
-        remark << "TransformerEngine's preset pipelines only the "
-                  "reduce-scatters after proj/fc2 fprop; this one gets bulk "
-                  "overlap";
-      else
-        remark << "no pipeline is predicted faster";
-      describeCandidates(remark, candidates);
-    }
-    return;
-  }
-  int64_t n = choice->chunks;
-  int64_t limit = memoryLimit(*rs->getBlock(), options.memoryBudget);
-  Operation *insertedAfter = rs->getPrevNode();
+/// Rewrites `mm` -> `rs` as `n` chunked native reduce-scatters before `rs`.
+static Rewrite applyReduceScatter(ReduceScatterOp rs, MatmulOp mm, int64_t n,
+                                  int64_t size) {
+  Rewrite rewrite;
+  rewrite.insertedAfter = rs->getPrevNode();
+  rewrite.end = rs;
   OpBuilder b(rs);
   Location loc = rs.getLoc();
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-  auto withRows = [](RankedTensorType t, int64_t r) {
-    SmallVector<int64_t> shape(t.getShape());
-    shape[0] = r;
-    return RankedTensorType::get(shape, t.getElementType());
-  };
+  int64_t rows = mm.getType().getShape()[0];
   RankedTensorType lhsType = mm.getLhs().getType();
   SmallVector<Value> pieces, lhsChunks;
   for (int64_t j = 0; j < n; ++j)
@@ -489,22 +396,200 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
   Value assembled =
       ConcatOp::create(b, loc, rs.getType(), pieces, i64(0), i64(1));
   rs.getResult().replaceAllUsesWith(assembled);
-  if (limit > 0) {
-    int64_t peak = computePeakMemory(*rs->getBlock()).peakBytes;
-    if (peak > limit) {
-      undoRewrite(rs->getBlock(), insertedAfter, rs,
-                  {{assembled, rs.getResult()}});
-      if (options.remarks)
-        options.remarks->remark(rs) << "reduce-scatter left unsplit: the pipeline would "
-                            "raise peak memory to "
-                         << peak << " bytes, over the limit of " << limit;
-      budgetBlocked = true;
-      return;
+  rewrite.restoredUses = {{assembled, rs.getResult()}};
+  return rewrite;
+}
+
+//===----------------------------------------------------------------------===//
+// Per pair: match -> candidates -> decision -> apply (or undo) -> explain
+//===----------------------------------------------------------------------===//
+
+static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
+                         const PipelineOptions &options, bool &changed,
+                         bool &budgetBlocked) {
+  changed = false;
+  auto keep = [&](const Twine &why) {
+    if (options.remarks)
+      options.remarks->remark(ag) << "all-gather left unsplit: " << why;
+    return true;
+  };
+  // Match: a matmul that takes the gathered rows.
+  if (ag.getDim() != 0)
+    return keep("only gathers along dimension 0 are pipelined");
+  MatmulOp mm;
+  for (Operation *user : ag.getResult().getUsers())
+    if (auto m = dyn_cast<MatmulOp>(user); m && m.getLhs() == ag.getResult() &&
+                                           !m.getTransposeLhs() &&
+                                           m->getBlock() == ag->getBlock()) {
+      mm = m;
+      break;
+    }
+  if (!mm)
+    return keep("no matmul takes the gathered tensor as its row operand");
+  const GroupSpec *group = timer.group(ag);
+  if (!group)
+    return false;
+
+  SmallVector<Candidate> candidates =
+      allGatherCandidates(ag, mm, *group, timer, options);
+
+  // Decision. Compute between the input's producer and the matmul that does
+  // not need the gathered tensor lets bulk overlap issue the collective
+  // early and hide it there without splitting anything.
+  const CostModel &model = timer.costModel();
+  ContentionPoint cs = model.contention().lookup(model.gpu().collectiveSms);
+  PipelineOptions effective = options;
+  if (options.transformerEnginePreset)
+    effective.method = tePresetForAllGather(mm);
+  double cFull = timer.collectiveUs(ag, 0);
+  double independent =
+      computeBetween(ag.getInput().getDefiningOp(), mm, timer, ag.getResult());
+  if (!effective.method && independent >= cFull * cs.commSlowdown)
+    return keep("bulk overlap can hide its " + fmtUs(cFull) + " under " +
+                fmtUs(independent) + " of independent compute around it");
+  const Candidate *choice = pick(candidates, effective);
+  if (!choice || choice->method == PipelineMethod::Unsplit) {
+    if (options.remarks) {
+      Diagnostic &remark = options.remarks->remark(ag)
+                           << "all-gather left unsplit: ";
+      if (options.transformerEnginePreset)
+        remark << "TransformerEngine's preset ring-exchanges only the "
+                  "all-gathers before qkv/fc1 fprop and proj/fc2 dgrad; "
+                  "this one gets bulk overlap";
+      else
+        remark << "no pipeline is predicted faster";
+      if (!choice && options.method)
+        remark << " (method " << stringifyPipelineMethod(*options.method)
+               << " does not apply)";
+      describeCandidates(remark, candidates);
+    }
+    return true;
+  }
+  Operation *firstUser = allGatherInsertionPoint(ag, mm);
+  if (!firstUser)
+    return keep("another user of the gathered tensor comes before the "
+                "matmul's other operands exist");
+
+  // Apply, then hold it to the memory budget. The replaced ops are still in
+  // the block with unused results: they count only at their own position,
+  // so the measure errs on the safe side.
+  MemoryBudget budget(*ag->getBlock(), options.memoryBudget);
+  Rewrite rewrite = applyAllGather(ag, mm, firstUser, *choice, group->size);
+  if (std::optional<int64_t> peak = budget.exceeded(*ag->getBlock())) {
+    rewrite.undo(ag->getBlock());
+    budgetBlocked = true;
+    return keep("the pipeline would raise peak memory to " +
+                std::to_string(*peak) + " bytes, over the limit of " +
+                std::to_string(budget.limit()));
+  }
+
+  // Explain.
+  if (options.remarks) {
+    Diagnostic &remark =
+        options.remarks->remark(ag)
+        << "all-gather -> matmul pipelined as "
+        << (choice->method == PipelineMethod::Chunked
+                ? std::to_string(choice->chunks) + " chunked native all-gathers"
+                : std::to_string(group->size) + " P2P ring steps");
+    describeCandidates(remark, candidates);
+  }
+  mm.erase();
+  if (ag.getResult().use_empty())
+    ag.erase();
+  changed = true;
+  return true;
+}
+
+static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
+                             const PipelineOptions &options, bool &changed,
+                             bool &budgetBlocked) {
+  changed = false;
+  auto keep = [&](const Twine &why) {
+    if (options.remarks)
+      options.remarks->remark(rs) << "reduce-scatter left unsplit: " << why;
+  };
+  // Match: the scatter of a matmul's rows, the matmul's only use.
+  if (rs.getDim() != 0)
+    return keep("only scatters along dimension 0 are pipelined");
+  auto mm = rs.getInput().getDefiningOp<MatmulOp>();
+  if (!mm || mm.getTransposeLhs() || mm->getBlock() != rs->getBlock())
+    return keep("its input is not produced by a matmul with untransposed rows");
+  if (!mm.getResult().hasOneUse())
+    return keep("the matmul's result has other users");
+  const GroupSpec *group = timer.group(rs);
+  if (!group)
+    return;
+  if (options.method == PipelineMethod::PeerToPeer)
+    return keep("P2P reduce-scatter pipelines are not implemented; only "
+                "chunked native reduce-scatters");
+
+  SmallVector<Candidate> candidates =
+      reduceScatterCandidates(rs, mm, *group, timer, options);
+
+  // Decision. Compute between the matmul and the scattered tensor's first
+  // use that does not need it lets bulk overlap hide the collective.
+  const CostModel &model = timer.costModel();
+  ContentionPoint cs = model.contention().lookup(model.gpu().collectiveSms);
+  PipelineOptions effective = options;
+  Operation *firstUse = nullptr;
+  for (Operation *user : rs.getResult().getUsers())
+    if (Operation *top = rs->getBlock()->findAncestorOpInBlock(*user);
+        top && (!firstUse || top->isBeforeInBlock(firstUse)))
+      firstUse = top;
+  double cFull = timer.collectiveUs(rs, 0);
+  double independent =
+      firstUse ? computeBetween(mm, firstUse, timer, rs.getResult()) : 0.0;
+  if (!options.method && !options.transformerEnginePreset &&
+      independent >= cFull * cs.commSlowdown)
+    return keep("bulk overlap can hide its " + fmtUs(cFull) + " under " +
+                fmtUs(independent) + " of independent compute after it");
+  if (options.transformerEnginePreset) {
+    // TE pipelines the reduce-scatter after proj/fc2 fprop, in 4 chunks
+    // where the rows allow (else the largest count that divides them).
+    bool te =
+        mm.getRole() == MatmulRole::fprop && layerIs(mm, {".proj", ".fc2"});
+    effective.method = te ? PipelineMethod::Chunked : PipelineMethod::Unsplit;
+    const Candidate *teChoice = nullptr;
+    for (const Candidate &c : candidates)
+      if (c.method == PipelineMethod::Chunked && c.chunks <= 4)
+        teChoice = &c;
+    if (te && teChoice) {
+      Candidate unsplit = candidates.front(), preset = *teChoice;
+      candidates = SmallVector<Candidate>{unsplit, preset};
     }
   }
+  const Candidate *choice = pick(candidates, effective);
+  if (!choice || choice->method == PipelineMethod::Unsplit) {
+    if (options.remarks) {
+      Diagnostic &remark = options.remarks->remark(rs)
+                           << "reduce-scatter left unsplit: ";
+      if (options.transformerEnginePreset)
+        remark << "TransformerEngine's preset pipelines only the "
+                  "reduce-scatters after proj/fc2 fprop; this one gets bulk "
+                  "overlap";
+      else
+        remark << "no pipeline is predicted faster";
+      describeCandidates(remark, candidates);
+    }
+    return;
+  }
+
+  // Apply, then hold it to the memory budget.
+  MemoryBudget budget(*rs->getBlock(), options.memoryBudget);
+  Rewrite rewrite = applyReduceScatter(rs, mm, choice->chunks, group->size);
+  if (std::optional<int64_t> peak = budget.exceeded(*rs->getBlock())) {
+    rewrite.undo(rs->getBlock());
+    budgetBlocked = true;
+    return keep("the pipeline would raise peak memory to " +
+                std::to_string(*peak) + " bytes, over the limit of " +
+                std::to_string(budget.limit()));
+  }
+
+  // Explain.
   if (options.remarks) {
-    Diagnostic &remark = options.remarks->remark(rs) << "matmul -> reduce-scatter pipelined as "
-                                   << n << " chunked native reduce-scatters";
+    Diagnostic &remark = options.remarks->remark(rs)
+                         << "matmul -> reduce-scatter pipelined as "
+                         << choice->chunks << " chunked native reduce-scatters";
     describeCandidates(remark, candidates);
   }
   rs.erase();

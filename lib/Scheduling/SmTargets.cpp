@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Scheduling/SmTargets.h"
+#include "tandem/Engine/Window.h"
 #include "tandem/Scheduling/Schedule.h"
 #include "tandem/Simulator/Simulate.h"
 
@@ -57,74 +58,23 @@ LogicalResult mlir::tandem::checkCommSmsCandidates(ArrayRef<int64_t> candidates,
 }
 
 namespace {
-/// How the simulator treats a compute op (Simulate.cpp): a GEMM follows its
-/// wave count, compute-bound work scales with 1 / SMs, bandwidth-bound work
-/// ignores SMs.
-enum class Kind { Gemm, Compute, Memory };
-
 /// One compute op of a window, priced alone once.
 struct Item {
   ComputeOpInterface op;
-  Kind kind = Kind::Memory;
+  /// How the simulator treats it: Gemm follows its wave count, Compute
+  /// scales with 1 / SMs, Memory ignores SMs.
+  sim::TaskKind kind = sim::TaskKind::Memory;
   double aloneUs = 0;
   int64_t wavesAlone = 0;
-};
-
-/// An op's time while the collective runs and once it has ended.
-struct Phases {
-  double besideUs = 0, afterUs = 0;
-};
-
-/// When the compute sequence and the collective end, from the start.
-struct Timeline {
-  double computeEndUs = 0, collectiveEndUs = 0;
-  double windowUs() const { return std::max(computeEndUs, collectiveEndUs); }
 };
 
 /// A window's prediction for one CTA budget.
 struct Evaluation {
   int64_t commSms = 0;
-  Timeline timeline;
+  sim::WindowTimeline timeline;
   SmallVector<GemmTarget> gemms;
 };
 } // namespace
-
-/// Runs the window as the simulator's engine would: the collective and the
-/// compute ops (one after another) start together; while both run, each op
-/// progresses at 1 / besideUs and the collective at 1 / collectiveBesideUs;
-/// once one side is done, the other continues at its alone rate.
-static Timeline runWindow(ArrayRef<Phases> ops, double collectiveBesideUs,
-                          double collectiveAloneUs,
-                          size_t *startedBeside = nullptr) {
-  Timeline t;
-  double now = 0, collectiveLeft = 1.0; // Fraction of the collective's work.
-  bool collectiveDone = false;
-  size_t beside = 0; // Ops that start while the collective runs.
-  for (const Phases &op : ops) {
-    if (collectiveDone) {
-      now += op.afterUs;
-      continue;
-    }
-    ++beside;
-    double opUs = op.besideUs,
-           collectiveUs = collectiveLeft * collectiveBesideUs;
-    if (opUs < collectiveUs) {
-      now += opUs;
-      collectiveLeft -= opUs / collectiveBesideUs;
-      continue;
-    }
-    now += collectiveUs;
-    t.collectiveEndUs = now;
-    collectiveDone = true;
-    now += (1.0 - collectiveUs / opUs) * op.afterUs;
-  }
-  t.computeEndUs = now;
-  if (!collectiveDone)
-    t.collectiveEndUs = now + collectiveLeft * collectiveAloneUs;
-  if (startedBeside)
-    *startedBeside = beside;
-  return t;
-}
 
 /// Compute estimates on a given SM count, memoised: each window evaluates
 /// its GEMMs for every candidate budget and target, and identical layers
@@ -160,25 +110,28 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
   // target (all SMs without one) after it, as the simulator gives it SMs.
   auto gemmPhases = [&](const Item &item, int64_t target) {
     int64_t beside = std::min(target > 0 ? target : gpu.smCount, left);
-    return Phases{estimates.get(item.op, beside).timeUs * c.gemmSlowdown,
-                  estimates.get(item.op, target).timeUs};
+    return sim::WindowPhases{
+        estimates.get(item.op, beside).timeUs *
+            sim::contentionSlowdown(sim::TaskKind::Gemm, c),
+        estimates.get(item.op, target).timeUs};
   };
 
   Evaluation e;
   e.commSms = k;
-  SmallVector<Phases> phases;
+  SmallVector<sim::WindowPhases> phases;
   SmallVector<size_t> gemmIndex; // Index into `phases` of each GEMM.
   for (const Item &item : items) {
     switch (item.kind) {
-    case Kind::Memory:
-      phases.push_back({item.aloneUs * c.memorySlowdown, item.aloneUs});
-      break;
-    case Kind::Compute:
+    case sim::TaskKind::Memory:
       phases.push_back(
-          {item.aloneUs * double(gpu.smCount) / double(left) * c.gemmSlowdown,
-           item.aloneUs});
+          {item.aloneUs * sim::contentionSlowdown(item.kind, c), item.aloneUs});
       break;
-    case Kind::Gemm: {
+    case sim::TaskKind::Compute:
+      phases.push_back({item.aloneUs * double(gpu.smCount) / double(left) *
+                            sim::contentionSlowdown(item.kind, c),
+                        item.aloneUs});
+      break;
+    case sim::TaskKind::Gemm: {
       GemmTarget g;
       g.op = item.op;
       g.wavesAlone = item.wavesAlone;
@@ -188,19 +141,23 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
       e.gemms.push_back(g);
       break;
     }
+    case sim::TaskKind::Collective:
+    case sim::TaskKind::Wait:
+      llvm_unreachable("a window's items are compute ops");
     }
   }
   double collectiveUs = timer.collectiveUs(start, k);
-  double collectiveBesideUs = collectiveUs * c.commSlowdown;
+  double collectiveBesideUs =
+      collectiveUs * sim::contentionSlowdown(sim::TaskKind::Collective, c);
   auto window = [&] {
-    return runWindow(phases, collectiveBesideUs, collectiveUs).windowUs();
+    return sim::runWindow(phases, collectiveBesideUs, collectiveUs).windowUs();
   };
 
   // The budget is shared; given it, the targets are independent choices, so
   // each GEMM keeps the faster of its two in turn. All SMs win ties.
   SmallVector<const Item *> gemmItems;
   for (const Item &item : items)
-    if (item.kind == Kind::Gemm)
+    if (item.kind == sim::TaskKind::Gemm)
       gemmItems.push_back(&item);
   auto phasesFor = [&](unsigned i, int64_t target) {
     return gemmPhases(*gemmItems[i], target);
@@ -210,8 +167,8 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
   // faster beside the collective, and only slower after it), so they run
   // alone: their GEMMs keep all SMs, and a target would only add its own
   // extra time to the window. Only the GEMMs before that point are tried.
-  size_t beside = 0;
-  runWindow(phases, collectiveBesideUs, collectiveUs, &beside);
+  size_t beside =
+      sim::runWindow(phases, collectiveBesideUs, collectiveUs).startedBeside;
   for (auto [i, g] : llvm::enumerate(e.gemms)) {
     if (allSms || gemmIndex[i] >= beside)
       continue;
@@ -223,10 +180,10 @@ static Evaluation evaluate(CollectiveOpInterface start, ArrayRef<Item> items,
       phases[gemmIndex[i]] = phasesFor(i, 0);
   }
   // Each GEMM's two windows, the others as chosen.
-  e.timeline = runWindow(phases, collectiveBesideUs, collectiveUs);
+  e.timeline = sim::runWindow(phases, collectiveBesideUs, collectiveUs);
   for (auto [i, g] : llvm::enumerate(e.gemms)) {
     if (gemmIndex[i] >= beside) {
-      Phases full = phasesFor(i, 0), reduced = phasesFor(i, left);
+      sim::WindowPhases full = phasesFor(i, 0), reduced = phasesFor(i, left);
       g.fullWindowUs = e.timeline.windowUs();
       g.reducedWindowUs = g.fullWindowUs + reduced.afterUs - full.afterUs;
       continue;
@@ -335,10 +292,11 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
         item.op = compute;
         item.aloneUs = alone->timeUs;
         if (alone->tiles > 0) {
-          item.kind = Kind::Gemm;
+          item.kind = sim::TaskKind::Gemm;
           item.wavesAlone = alone->waves;
         } else {
-          item.kind = alone->memoryBound ? Kind::Memory : Kind::Compute;
+          item.kind = alone->memoryBound ? sim::TaskKind::Memory
+                                         : sim::TaskKind::Compute;
         }
         items.push_back(item);
       }
@@ -403,7 +361,7 @@ void mlir::tandem::explainSmTargets(ArrayRef<WindowDecision> decisions,
     switch (d.status) {
     case WindowStatus::NoCompute:
       log.remark(d.start) << "no compute overlaps this collective; its CTA "
-                               "budget is left unchanged";
+                             "budget is left unchanged";
       continue;
     case WindowStatus::Overlapping:
       log.remark(d.start)
@@ -426,19 +384,18 @@ void mlir::tandem::explainSmTargets(ArrayRef<WindowDecision> decisions,
     for (const GemmTarget &g : d.gemms) {
       if (g.smTarget > 0) {
         log.remark(g.op) << "tandem.sm_target = " << g.smTarget << ": "
-                           << g.wavesAlone << " waves on " << gpu.smCount
-                           << " SMs, " << g.wavesBeside << " waves on "
-                           << g.smTarget << " SMs; window "
-                           << us(g.reducedWindowUs) << ", "
-                           << us(g.fullWindowUs) << " with all SMs";
+                         << g.wavesAlone << " waves on " << gpu.smCount
+                         << " SMs, " << g.wavesBeside << " waves on "
+                         << g.smTarget << " SMs; window "
+                         << us(g.reducedWindowUs) << ", " << us(g.fullWindowUs)
+                         << " with all SMs";
       } else {
         log.remark(g.op) << "keeps all SMs: " << g.wavesAlone << " waves on "
-                           << gpu.smCount << " SMs, " << g.wavesBeside
-                           << " waves on the " << left
-                           << " SMs the collective leaves; window "
-                           << us(g.fullWindowUs) << ", "
-                           << us(g.reducedWindowUs)
-                           << " with tandem.sm_target = " << left;
+                         << gpu.smCount << " SMs, " << g.wavesBeside
+                         << " waves on the " << left
+                         << " SMs the collective leaves; window "
+                         << us(g.fullWindowUs) << ", " << us(g.reducedWindowUs)
+                         << " with tandem.sm_target = " << left;
       }
     }
   }
@@ -692,11 +649,11 @@ void mlir::tandem::explainResidencyRelief(const ResidencyRelief &relief,
         waitedBehind[g] += w.waitedUs;
   for (auto [op, target] : relief.targets)
     log.remark(op) << "tandem.sm_target = " << target
-                     << ": collectives issued while it held every SM waited "
-                     << us(waitedBehind.lookup(op))
-                     << " for SMs (SM residency); step "
-                     << us(relief.spanBeforeUs) << " -> "
-                     << us(relief.spanAfterUs);
+                   << ": collectives issued while it held every SM waited "
+                   << us(waitedBehind.lookup(op))
+                   << " for SMs (SM residency); step "
+                   << us(relief.spanBeforeUs) << " -> "
+                   << us(relief.spanAfterUs);
   for (const ResidencyWait &w : relief.waits) {
     if (w.outcome == ResidencyWait::Outcome::Relieved)
       continue;

@@ -24,8 +24,7 @@ static constexpr StrategyPhases kStrategies[] = {
     {OverlapStrategy::Bulk, "bulk", PipelinePhase::None, true, false},
     {OverlapStrategy::Reschedule, "reschedule", PipelinePhase::None, true,
      true},
-    {OverlapStrategy::Pipeline, "pipeline", PipelinePhase::ByCost, true,
-     false},
+    {OverlapStrategy::Pipeline, "pipeline", PipelinePhase::ByCost, true, false},
     {OverlapStrategy::PipelineReschedule, "pipeline+reschedule",
      PipelinePhase::ByCost, true, true},
     {OverlapStrategy::TePreset, "te-preset", PipelinePhase::TePreset, true,
@@ -173,7 +172,7 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   std::array<Candidate, kNumStrategies> candidates;
   std::array<RemarkLog, kNumStrategies> sharedLogs;
   SmallVector<func::FuncOp> copies;
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     for (func::FuncOp copy : copies)
       symbols.erase(copy);
   });
@@ -220,8 +219,8 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   auto chain = [&](const StrategyPhases &phases) {
     Candidate &b = candidates[indexOf(phases.strategy)];
     Candidate &e = candidates[indexOf(extensionOf(phases)->strategy)];
-    RemarkLog *shared = explain ? &sharedLogs[indexOf(phases.strategy)]
-                                : nullptr;
+    RemarkLog *shared =
+        explain ? &sharedLogs[indexOf(phases.strategy)] : nullptr;
     b.shared = e.shared = shared;
     OpTimer local(model), extendedTimer(model);
     fill(b.func, func);
@@ -253,9 +252,10 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
   for (const StrategyPhases &s : llvm::reverse(kStrategies))
     if (s.overlap && !s.reschedule)
       tasks.push_back([&chain, &s] { chain(s); });
-  tasks.push_back([&] { simulate(candidates[indexOf(OverlapStrategy::None)]); });
-  spareThreads = ctx->isMultithreadingEnabled() &&
-                 ctx->getNumThreads() > tasks.size();
+  tasks.push_back(
+      [&] { simulate(candidates[indexOf(OverlapStrategy::None)]); });
+  spareThreads =
+      ctx->isMultithreadingEnabled() && ctx->getNumThreads() > tasks.size();
   parallelForEach(ctx, tasks,
                   [](const std::function<void()> &task) { task(); });
   if (failedSimulation)

@@ -780,7 +780,7 @@ LogicalResult ScheduleVerifier::run() {
     hashing->async(
         [&] { referenceHashes.emplace(reference.getBody().front()); });
   }
-  auto joinHashing = llvm::make_scope_exit([&] {
+  llvm::scope_exit joinHashing([&] {
     if (hashing)
       hashing->wait();
   });

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Analysis/Target.h"
 #include "tandem/Scheduling/Strategy.h"
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Scheduling/VerifySchedule.h"
-#include "tandem/Analysis/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
@@ -51,7 +51,8 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
                             "max-in-flight must be at least 1";
       return signalPassFailure();
     }
-    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model =
+        buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);
@@ -68,7 +69,7 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
         continue;
       // The input, to prove the schedule computes the same values.
       func::FuncOp reference = verify ? func.clone() : func::FuncOp();
-      auto dropReference = llvm::make_scope_exit([&] {
+      llvm::scope_exit dropReference([&] {
         if (reference)
           reference->erase();
       });

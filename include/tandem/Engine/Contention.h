@@ -1,4 +1,5 @@
-//===- Contention.h - Slowdowns of kernels beside a collective ---*- C++ -*-===//
+//===- Contention.h - Slowdowns of kernels beside a collective ---*- C++
+//-*-===//
 //
 // The contention table the cost model and the simulator's engine share: how
 // much a compute-bound kernel, a bandwidth-bound kernel and the collective

@@ -47,6 +47,14 @@ enum class TaskKind {
   Wait        ///< Zero-time synchronisation on its dependences.
 };
 
+/// The contention table's factor on a task of `kind` while the other side
+/// runs beside it (compute kinds beside collectives that hold SMs, a
+/// collective beside compute): gemmSlowdown for GEMMs and compute-bound
+/// kernels, memorySlowdown for bandwidth-bound ones, commSlowdown for
+/// collectives, 1 for waits. The engine and the closed forms (Window.h) use
+/// this one rule.
+double contentionSlowdown(TaskKind kind, const ContentionPoint &c);
+
 struct Task {
   std::string name;
   TaskKind kind = TaskKind::Compute;

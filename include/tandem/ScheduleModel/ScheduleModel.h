@@ -36,6 +36,22 @@ namespace tandem {
 /// name. std::nullopt: price the op with the cost model.
 using TaskPricer = std::function<std::optional<sim::Task>(Operation *)>;
 
+/// The engine's problem for `model`'s target, without tasks: SM count, the
+/// SM-residency rule and the contention table. Every problem the compiler
+/// simulates (a function, or an algorithm's candidate) starts from this.
+sim::Problem emptyProblem(const CostModel &model);
+
+/// The task fields of a compute op priced `e` on `gpu`: a GEMM (wave model)
+/// when the estimate has tiles, else compute- or bandwidth-bound work.
+/// `smTarget` caps a GEMM's SMs (0 = all).
+sim::Task computeTask(const ComputeEstimate &e, const GpuSpec &gpu,
+                      int64_t smTarget = 0);
+
+/// The task fields of a collective priced `e` holding `ctas` SMs on the
+/// fabric `fabric` (its process group).
+sim::Task collectiveTask(const CollectiveEstimate &e, int64_t ctas,
+                         StringRef fabric);
+
 struct ScheduleModelOptions {
   /// Name every task (traces, errors); a span-only caller saves the strings.
   bool nameTasks = true;
@@ -50,10 +66,9 @@ public:
   /// collective or wait, cannot be priced, names a group that does not
   /// resolve, or carries an SM target or CTA budget out of range for the
   /// model's target (which may differ from the module's).
-  static FailureOr<ScheduleModel> build(func::FuncOp func,
-                                        const CostModel &model,
-                                        const ScheduleModelOptions &options =
-                                            {});
+  static FailureOr<ScheduleModel>
+  build(func::FuncOp func, const CostModel &model,
+        const ScheduleModelOptions &options = {});
 
   func::FuncOp function() const { return func; }
   /// The engine's problem: tasks in program order, streams, contention.
