@@ -5,7 +5,7 @@
 // RUN: tandem-opt %t/model.mlir --tandem-simulate="report=-" -o /dev/null | FileCheck %t/model.mlir --check-prefix=BUILTIN
 // RUN: tandem-opt %t/model.mlir --tandem-simulate="report=- calibration=%t/calibrated.json" -o /dev/null | FileCheck %t/model.mlir --check-prefix=CALIBRATED
 // A version-1 file without "gpu" keeps the target's fields.
-// RUN: tandem-opt %t/model.mlir --tandem-simulate="report=- calibration=%S/Inputs/slow-contention.json" -o /dev/null | FileCheck %t/model.mlir --check-prefix=BUILTIN
+// RUN: tandem-opt %t/model.mlir --tandem-simulate="report=- calibration=%S/../Inputs/slow-contention.json" -o /dev/null | FileCheck %t/model.mlir --check-prefix=BUILTIN
 // RUN: tandem-opt %t/not-object.mlir --tandem-simulate="calibration=%t/not-object.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/unknown.mlir --tandem-simulate="calibration=%t/unknown.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/device.mlir --tandem-simulate="calibration=%t/device.json" -verify-diagnostics -o /dev/null

@@ -1,6 +1,6 @@
 // RUN: tandem-opt %s --tandem-assign-sm-targets -verify-diagnostics | FileCheck %s
 // RUN: tandem-opt %s --tandem-assign-sm-targets=comm-sms=16,24,32 2>/dev/null | FileCheck %s --check-prefix=NO8
-// RUN: tandem-opt %s --tandem-assign-sm-targets="calibration=%S/Inputs/slow-contention.json" 2>/dev/null | FileCheck %s --check-prefix=SLOW
+// RUN: tandem-opt %s --tandem-assign-sm-targets="calibration=%S/../Inputs/slow-contention.json" 2>/dev/null | FileCheck %s --check-prefix=SLOW
 // RUN: tandem-opt %s --tandem-assign-sm-targets=relieve-residency=false 2>/dev/null | FileCheck %s --check-prefix=NORELIEF
 // RUN: tandem-opt %s --tandem-simulate=report=- -o /dev/null | FileCheck %s --check-prefix=SIM-IN
 // RUN: tandem-opt %s --tandem-assign-sm-targets 2>/dev/null | tandem-opt --tandem-simulate=report=- -o /dev/null | FileCheck %s --check-prefix=SIM-OUT

@@ -1,6 +1,6 @@
 // RUN: tandem-opt %s --tandem-simulate="report=-" -o /dev/null | FileCheck %s --check-prefix=BUILTIN
-// RUN: tandem-opt %s --tandem-simulate="report=- calibration=%S/Inputs/slow-contention.json" -o /dev/null | FileCheck %s --check-prefix=LOADED
-// RUN: tandem-opt %s --tandem-simulate="calibration=%S/Inputs/does-not-exist.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %s --tandem-simulate="report=- calibration=%S/../Inputs/slow-contention.json" -o /dev/null | FileCheck %s --check-prefix=LOADED
+// RUN: tandem-opt %s --tandem-simulate="calibration=%S/../Inputs/does-not-exist.json" -verify-diagnostics -o /dev/null
 
 // A copy under an all-gather: both slow down by the contention table's
 // factors. The built-in table (H200 probe) slows each x1.13 at 24 SMs;

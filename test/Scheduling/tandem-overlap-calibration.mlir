@@ -7,8 +7,8 @@
 //
 // RUN: tandem-gen --model llama3-8b --layers 1 --tp 8 --seq 2048 --print-locations -o %t.mlir
 // RUN: tandem-opt %t.mlir --mlir-print-op-on-diagnostic=false --tandem-overlap --tandem-simulate="report=-" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUILTIN
-// RUN: tandem-opt %t.mlir --mlir-print-op-on-diagnostic=false --tandem-overlap="calibration=%S/Inputs/slow-contention.json" --tandem-simulate="report=- calibration=%S/Inputs/slow-contention.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOW
-// RUN: sed -e 's|^module attributes {|module attributes {tandem.calibration = "%S/Inputs/slow-contention.json", |' %t.mlir > %t.calibrated.mlir
+// RUN: tandem-opt %t.mlir --mlir-print-op-on-diagnostic=false --tandem-overlap="calibration=%S/../Inputs/slow-contention.json" --tandem-simulate="report=- calibration=%S/../Inputs/slow-contention.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOW
+// RUN: sed -e 's|^module attributes {|module attributes {tandem.calibration = "%S/../Inputs/slow-contention.json", |' %t.mlir > %t.calibrated.mlir
 // RUN: tandem-opt %t.calibrated.mlir --mlir-print-op-on-diagnostic=false --tandem-overlap --tandem-simulate="report=-" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOW
 //
 // The built-in contention table (H200 probe, x1.0-1.13) makes AG-WGRAD pay.
