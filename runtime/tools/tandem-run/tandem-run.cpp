@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/runtime/Executor.h"
+#include "tandem/runtime/Fidelity.h"
 #include "tandem/runtime/Format.h"
 #include "tandem/runtime/Plan.h"
 #include "tandem/runtime/ToolSupport.h"
@@ -57,9 +58,11 @@ void printHelp(std::FILE *out) {
       "  --emulate-fabric        single-GPU mode: run one rank's program on\n"
       "                          an EMULATED fabric: every collective is a\n"
       "                          local kernel on its CTA budget paced to the\n"
-      "                          plan's predicted alone_us (NOT communication)\n"
+      "                          plan's predicted alone_us (NOT "
+      "communication)\n"
       "  --fabric-gbps G         emulation rate for collectives without\n"
-      "                          alone_us: bus bytes / G GB/s (nccl-tests busbw)\n"
+      "                          alone_us: bus bytes / G GB/s (nccl-tests "
+      "busbw)\n"
       "  --fabric-latency-us L   plus L us per collective (default 0)\n"
       "  --standin-rank R        the rank whose program the stand-in mode "
       "runs\n"
@@ -673,6 +676,16 @@ int main(int argc, char **argv) {
   const RankResult &r0 = results[0];
   double med = median(r0.stepUs);
   double exposed = exposedCommunication(*plan, r0.last);
+  // Measured against predicted per op class, from the last timed iteration
+  // (per-step timing: not with --graph).
+  std::vector<ClassFidelity> classes;
+  if (plan->prediction && r0.last.steps.size() == plan->steps.size()) {
+    std::vector<double> measured;
+    for (const StepTiming &t : r0.last.steps)
+      measured.push_back(t.endUs - t.startUs);
+    std::string classError;
+    classes = compareByClass(*plan, measured, classError);
+  }
   bool print = !underMpi || mpiRank == 0;
   if (print) {
     std::printf("plan %s: @%s, %zu steps on %lld stream(s), %d rank(s)%s\n",
@@ -708,6 +721,23 @@ int main(int argc, char **argv) {
       std::printf("  attention                %s\n", r0.attention.c_str());
     std::printf("  device memory            %10.3f GiB\n",
                 r0.deviceBytes / double(1ll << 30));
+    if (!classes.empty()) {
+      std::printf("  per op class (sums of step durations, last iteration; "
+                  "predicted = in the simulated schedule)%s\n",
+                  o.emulate   ? "; collectives: EMULATED fabric"
+                  : o.standin ? "; collectives: stand-in copies"
+                              : "");
+      std::printf("    %-15s %6s %12s %12s %12s %9s\n", "class", "steps",
+                  "measured ms", "predicted ms", "alone ms", "meas/pred");
+      for (const ClassFidelity &c : classes)
+        std::printf("    %-15s %6lld %12.3f %12.3f %12.3f %9.3f\n",
+                    c.opClass.c_str(), static_cast<long long>(c.steps),
+                    c.measuredUs / 1000.0, c.predictedUs / 1000.0,
+                    c.predictedAloneUs / 1000.0, c.ratio());
+    } else if (plan->prediction && o.graph) {
+      std::printf("  per op class             not measured: --graph times "
+                  "only the whole step\n");
+    }
   }
 
   int rc = 0;
@@ -764,7 +794,9 @@ int main(int argc, char **argv) {
     std::ofstream out(o.jsonPath);
     out << "{\n \"plan\": " << jsonQuote(o.planPath) << ",\n"
         << " \"mode\": \""
-        << (o.emulate ? "emulated-fabric" : o.standin ? "standin" : "nccl")
+        << (o.emulate   ? "emulated-fabric"
+            : o.standin ? "standin"
+                        : "nccl")
         << "\",\n"
         << " \"fabric\": " << jsonQuote(r0.emulation) << ",\n"
         << " \"ranks\": " << (o.standin ? 1 : world) << ",\n"
@@ -779,7 +811,23 @@ int main(int argc, char **argv) {
       out << " \"predicted_span_us\": " << plan->prediction->spanUs << ",\n"
           << " \"predicted_exposed_comm_us\": "
           << plan->prediction->exposedCommUs << ",\n"
-          << " \"bound_us\": " << plan->prediction->boundUs << ",\n";
+          << " \"bound_us\": " << plan->prediction->boundUs << ",\n"
+          << " \"measured_over_predicted\": "
+          << (plan->prediction->spanUs > 0 ? med / plan->prediction->spanUs
+                                           : 0.0)
+          << ",\n";
+    out << " \"op_classes\": [";
+    for (size_t i = 0; i < classes.size(); ++i) {
+      const ClassFidelity &c = classes[i];
+      out << (i ? ",\n  " : "\n  ") << "{\"class\": " << jsonQuote(c.opClass)
+          << ", \"steps\": " << c.steps
+          << ", \"predicted_steps\": " << c.predictedSteps
+          << ", \"measured_us\": " << c.measuredUs
+          << ", \"predicted_us\": " << c.predictedUs
+          << ", \"predicted_alone_us\": " << c.predictedAloneUs
+          << ", \"measured_over_predicted\": " << c.ratio() << "}";
+    }
+    out << (classes.empty() ? "],\n" : "\n ],\n");
     out << " \"check\": "
         << (o.check ? (rc == 0 ? "\"passed\"" : "\"failed\"") : "null")
         << "\n}\n";
