@@ -74,9 +74,10 @@ private:
   /// A readable buffer; sometimes a dim-0 view into a written temporary.
   int64_t readable() {
     int64_t b = available[pick(0, available.size() - 1)];
-    const Buffer &base = plan.buffers[b];
-    if (base.role != Buffer::Role::Temp || pick(0, 3) != 0)
+    if (plan.buffers[b].role != Buffer::Role::Temp || pick(0, 3) != 0)
       return b;
+    // Copied: newBuffer() below may move the buffers.
+    Buffer base = plan.buffers[b];
     int64_t rows = base.shape[0], cols = base.shape[1];
     int64_t viewRows = pick(1, rows);
     int64_t first = pick(0, rows - viewRows);
