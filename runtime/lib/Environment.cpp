@@ -229,6 +229,40 @@ std::size_t cublasHeaderVersion() { return CUBLAS_VERSION; }
 
 int cudaRuntimeHeaderVersion() { return CUDART_VERSION; }
 
+Status noDeviceStatus(StatusCode code, const std::string &detail) {
+  std::string what;
+  switch (code) {
+  case StatusCode::NoDriver:
+    what = "no GPU driver found (no NVIDIA driver is installed, or it is "
+           "older than this CUDA runtime needs)";
+    break;
+  case StatusCode::NoDevice:
+    what = "no GPU found (the driver reports no CUDA device)";
+    break;
+  default:
+    code = StatusCode::CudaError;
+    what = "no usable CUDA device";
+    break;
+  }
+  return Status::error(code, detail.empty() ? what : what + ": " + detail);
+}
+
+Status countDevices(int &count) {
+  count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    count = 0;
+    Status s = cudaStatus("cudaGetDeviceCount", err);
+    return noDeviceStatus(s.code, s.message);
+  }
+  if (count <= 0) {
+    count = 0;
+    return noDeviceStatus(StatusCode::NoDevice,
+                          "cudaGetDeviceCount reported 0 devices");
+  }
+  return Status::success();
+}
+
 std::string formatEnvironmentReport(const Environment &env) {
   std::string out;
 

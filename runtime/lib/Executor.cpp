@@ -4,6 +4,7 @@
 
 #include "tandem/runtime/Kernels.h"
 #include "tandem/runtime/MemoryPlanner.h"
+#include "tandem/runtime/PlanAccesses.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -62,18 +63,6 @@ ncclRedOp_t ncclOp(ReduceKind kind) {
 void view2d(const Buffer &b, int64_t &rows, int64_t &cols) {
   cols = b.shape.back();
   rows = b.elements() / cols;
-}
-
-/// Product of dimensions before / after `dim`.
-void aroundDim(const Buffer &b, int64_t dim, int64_t &outer, int64_t &inner) {
-  outer = 1;
-  inner = dtypeBytes(b.type);
-  for (int64_t d = 0; d < static_cast<int64_t>(b.shape.size()); ++d) {
-    if (d < dim)
-      outer *= b.shape[d];
-    if (d > dim)
-      inner *= b.shape[d];
-  }
 }
 
 /// Per-rank bytes a collective moves over the network with a ring (or
@@ -655,43 +644,20 @@ bool Executor::initialiseInputs(uint64_t seed, std::string &error) {
 
 bool Executor::Impl::launchLayout(size_t index, cudaStream_t stream,
                                   std::string &error) {
+  // The copies validatePlan checked against the buffers (PlanAccesses.h),
+  // for this rank: what was validated is what is launched.
   const Step &s = plan.steps[index];
-  char *dst = bufferPtr[s.outputs[0]];
-  if (s.kind == StepKind::Slice) {
-    const Buffer &in = plan.buffers[s.inputs[0]];
-    int64_t outer, inner;
-    aroundDim(in, s.dim, outer, inner);
-    int64_t d = in.shape[s.dim];
-    int64_t group = d / s.interleave; // rows of one interleave group
-    int64_t block = group / s.chunks; // rows of one chunk in a group
-    const char *src = bufferPtr[s.inputs[0]] + s.chunk * block * inner;
-    return cuda(cudaMemcpy2DAsync(dst, block * inner, src, group * inner,
-                                  block * inner, outer * s.interleave,
-                                  cudaMemcpyDeviceToDevice, stream),
-                "cudaMemcpy2DAsync (slice)", error);
-  }
-  int64_t n = s.inputs.size();
-  const Buffer &in0 = plan.buffers[s.inputs[0]];
-  int64_t outer, inner;
-  aroundDim(in0, s.dim, outer, inner);
-  int64_t d = in0.shape[s.dim];
-  int64_t interleave = s.kind == StepKind::Concat ? s.interleave : 1;
-  int64_t block = d / interleave;
-  int64_t rank = 0;
-  if (s.kind == StepKind::RingConcat)
-    rank = options.rank % plan.groups[s.group].size;
-  for (int64_t k = 0; k < n; ++k) {
-    // Concat: input k is block k within every group of n blocks.
-    // RingConcat: input k came from rank (rank - k) mod n.
-    int64_t slot = s.kind == StepKind::Concat ? k : ((rank - k) % n + n) % n;
-    char *to = dst + slot * block * inner;
-    if (!cuda(cudaMemcpy2DAsync(to, n * block * inner, bufferPtr[s.inputs[k]],
-                                block * inner, block * inner,
-                                outer * interleave, cudaMemcpyDeviceToDevice,
-                                stream),
-              "cudaMemcpy2DAsync (concat)", error))
+  std::vector<LayoutCopy> copies;
+  if (!layoutCopies(plan, s, options.rank, copies, error))
+    return false;
+  for (const LayoutCopy &c : copies)
+    if (!cuda(cudaMemcpy2DAsync(
+                  bufferPtr[c.dst.buffer] + c.dst.offset, c.dst.pitch,
+                  bufferPtr[c.src.buffer] + c.src.offset, c.src.pitch,
+                  c.src.rowBytes, c.src.rows, cudaMemcpyDeviceToDevice, stream),
+              std::string("cudaMemcpy2DAsync (") + stepKindName(s.kind) + ")",
+              error))
       return false;
-  }
   return true;
 }
 
@@ -748,8 +714,10 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
     return nccl(ncclGroupEnd(), "ncclGroupEnd (all_to_all send/recv)", error);
   }
   case CollectiveKind::Permute: {
-    int to = static_cast<int>(((rank + s.shift) % n + n) % n);
-    int from = static_cast<int>(((rank - s.shift) % n + n) % n);
+    // Reduced first: the plan's shift is any int64.
+    int64_t shift = s.shift % n;
+    int to = static_cast<int>(((rank + shift) % n + n) % n);
+    int from = static_cast<int>(((rank - shift) % n + n) % n);
     if (!nccl(ncclGroupStart(), "ncclGroupStart", error))
       return false;
     ncclSend(src, count, type, to, comm, stream);

@@ -1,6 +1,7 @@
 //===- MemoryPlanner.cpp - Static arena plan honouring the schedule -------===//
 
 #include "tandem/runtime/MemoryPlanner.h"
+#include "tandem/runtime/CheckedMath.h"
 
 #include <algorithm>
 #include <map>
@@ -53,8 +54,19 @@ int64_t rootBuffer(const Plan &plan, int64_t buffer) {
 
 namespace {
 
-int64_t alignUp(int64_t value) {
-  return (value + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+/// `value` rounded up to kArenaAlignment; false when that overflows.
+bool alignUp(int64_t value, int64_t &out) {
+  int64_t padded;
+  if (!checkedAdd(value, kArenaAlignment - 1, padded))
+    return false;
+  out = padded / kArenaAlignment * kArenaAlignment;
+  return true;
+}
+
+/// Arena bytes a temporary takes: its size aligned, at least one unit.
+bool slotBytes(const Buffer &b, int64_t &out) {
+  int64_t bytes = b.bytes();
+  return bytes >= 0 && alignUp(std::max<int64_t>(bytes, 1), out);
 }
 
 /// Per root buffer: the first step that writes it, and for every stream the
@@ -157,8 +169,11 @@ std::string planMemory(Plan &plan, MemoryPlanStats *stats) {
     for (; scanned <= step; ++scanned)
       latestStepOfStream[std::clamp<int64_t>(plan.steps[scanned].stream, 0,
                                              plan.numStreams - 1)] = scanned;
-    int64_t size = alignUp(std::max<int64_t>(plan.buffers[b].bytes(), 1));
-    local.totalTempBytes += size;
+    int64_t size;
+    if (!slotBytes(plan.buffers[b], size) ||
+        !checkedAdd(local.totalTempBytes, size, local.totalTempBytes))
+      return "buffer " + std::to_string(b) + " ('" + plan.buffers[b].name +
+             "'): the arena size overflows a 64-bit integer";
     ++local.tempBuffers;
     // Conflicting allocations, sorted by offset; retire the dead ones whose
     // deadness can no longer change.
@@ -191,11 +206,13 @@ std::string planMemory(Plan &plan, MemoryPlanStats *stats) {
               [](const Allocation &x, const Allocation &y) {
                 return x.offset < y.offset;
               });
+    // Offsets stay below the sum of the sizes placed so far, which the
+    // check above keeps from overflowing.
     int64_t offset = 0;
     for (const Allocation &a : conflicts) {
       if (a.offset >= offset + size)
         break;
-      offset = std::max(offset, alignUp(a.offset + a.size));
+      offset = std::max(offset, a.offset + a.size);
     }
     plan.buffers[b].arenaOffset = offset;
     active.push_back({b, offset, size});
@@ -205,6 +222,16 @@ std::string planMemory(Plan &plan, MemoryPlanStats *stats) {
   if (stats)
     *stats = local;
   return "";
+}
+
+bool arenaUpperBound(const Plan &plan, int64_t &bytes) {
+  int64_t total = 0, size;
+  for (const Buffer &b : plan.buffers)
+    if (b.role == Buffer::Role::Temp &&
+        (!slotBytes(b, size) || !checkedAdd(total, size, total)))
+      return false;
+  bytes = total;
+  return true;
 }
 
 std::string checkMemoryPlan(const Plan &plan) {
@@ -225,10 +252,14 @@ std::string checkMemoryPlan(const Plan &plan) {
     if (buf.arenaOffset % kArenaAlignment != 0)
       return os.str() + " has arena offset " + std::to_string(buf.arenaOffset) +
              ", not a multiple of " + std::to_string(kArenaAlignment);
-    if (buf.arenaOffset + buf.bytes() > plan.arenaBytes)
-      return os.str() + " ends at byte " +
-             std::to_string(buf.arenaOffset + buf.bytes()) +
-             ", past the arena's " + std::to_string(plan.arenaBytes) + " bytes";
+    // A temporary no step touches needs no storage (planMemory puts it at
+    // 0 without growing the arena); nothing launches with its address.
+    bool touched = acc[b].firstWrite >= 0 || acc[b].firstRead >= 0;
+    if (touched && !rangeInside(buf.arenaOffset, buf.bytes(), plan.arenaBytes))
+      return os.str() + " (" + std::to_string(buf.bytes()) +
+             " bytes at arena offset " + std::to_string(buf.arenaOffset) +
+             ") extends past the arena's " + std::to_string(plan.arenaBytes) +
+             " bytes";
     if (acc[b].firstWrite >= 0)
       placed.push_back({static_cast<int64_t>(b), buf.arenaOffset,
                         buf.arenaOffset + buf.bytes()});

@@ -1,12 +1,16 @@
-//===- Plan.cpp - Plan enums and small helpers ----------------------------===//
+//===- Plan.cpp - Plan enums, buffer sizes and validation -----------------===//
 //
-// Names of the plan's enums as the JSON form spells them. The names match
-// the tandem dialect's spelling of the same concepts.
+// Names of the plan's enums as the JSON form spells them (they match the
+// tandem dialect's spelling of the same concepts), and validatePlan: the
+// plan's bounds first, before any table sized by a count is allocated, then
+// buffers, then every step with the byte ranges it accesses (PlanAccesses.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tandem/runtime/Plan.h"
+#include "tandem/runtime/CheckedMath.h"
 #include "tandem/runtime/MemoryPlanner.h"
+#include "tandem/runtime/PlanAccesses.h"
 
 #include <sstream>
 
@@ -134,8 +138,14 @@ std::optional<StepKind> parseStepKind(const std::string &name) {
 int64_t Buffer::elements() const {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (!checkedMul(n, d, n))
+      return -1;
   return n;
+}
+
+int64_t Buffer::bytes() const {
+  int64_t n = elements(), b;
+  return n >= 0 && checkedMul(n, dtypeBytes(type), b) ? b : -1;
 }
 
 namespace {
@@ -149,7 +159,15 @@ std::string shapeText(const Shape &shape) {
   return text + "]";
 }
 
+std::string overflows(const std::string &what) {
+  return what + " overflows a 64-bit integer";
+}
+
 /// Checks one step's operands against its kind; returns "" or a problem.
+/// The operand indices are in range and every buffer's size is within
+/// kMaxBufferBytes (checked before), so dimensions are at most 2^40; the
+/// step's own fields still come from the file and are combined with checked
+/// arithmetic.
 std::string checkStepShapes(const Plan &plan, const Step &step) {
   auto in = [&](size_t i) -> const Buffer & {
     return plan.buffers[step.inputs[i]];
@@ -169,6 +187,14 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     if (a.shape != b.shape)
       return std::string(what) + ": shapes " + shapeText(a.shape) + " and " +
              shapeText(b.shape) + " differ";
+    return std::string();
+  };
+  // Kernels that take one element type for several operands derive every
+  // operand's extent from it: a narrower operand would be overrun.
+  auto sameType = [&](const Buffer &a, const Buffer &b, const char *what) {
+    if (a.type != b.type)
+      return std::string(what) + ": element types " + dtypeName(a.type) +
+             " and " + dtypeName(b.type) + " differ";
     return std::string();
   };
   std::string e;
@@ -196,15 +222,27 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     bool grad = step.kind == StepKind::AttentionGrad;
     if (!(e = arity(grad ? 3 : 1, 1)).empty())
       return e;
+    if (step.heads < 1 || step.kvHeads < 1 || step.headDim < 1)
+      return "heads, kv_heads and head_dim must be >= 1";
     if (step.heads % step.kvHeads != 0)
       return "heads must be a multiple of kv_heads";
     const Buffer &qkv = in(grad ? 1 : 0);
-    Shape qkvShape{qkv.shape.empty() ? 0 : qkv.shape[0],
-                   (step.heads + 2 * step.kvHeads) * step.headDim};
-    Shape outShape{qkvShape[0], step.heads * step.headDim};
+    int64_t qkvCols, outCols;
+    if (!checkedMul(step.kvHeads, 2, qkvCols) ||
+        !checkedAdd(qkvCols, step.heads, qkvCols) ||
+        !checkedMul(qkvCols, step.headDim, qkvCols) ||
+        !checkedMul(step.heads, step.headDim, outCols))
+      return overflows("(heads + 2 * kv_heads) * head_dim");
+    Shape qkvShape{qkv.shape[0], qkvCols};
+    Shape outShape{qkvShape[0], outCols};
     if (qkv.shape != qkvShape)
       return "qkv has shape " + shapeText(qkv.shape) + ", expected " +
              shapeText(qkvShape);
+    for (int64_t b : step.inputs)
+      if (!(e = sameType(plan.buffers[b], qkv, "attention operands")).empty())
+        return e;
+    if (!(e = sameType(out(0), qkv, "attention result and qkv")).empty())
+      return e;
     if (grad) {
       if (in(0).shape != outShape || in(2).shape != outShape)
         return "output gradient and output must have shape " +
@@ -222,14 +260,20 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     if (!(e = arity(grad ? 3 : 2, grad ? 2 : 1)).empty())
       return e;
     const Buffer &x = in(grad ? 1 : 0), &w = in(grad ? 2 : 1);
-    if (x.shape.empty() || w.shape != Shape{x.shape.back()})
+    if (w.shape != Shape{x.shape.back()})
       return "weight must have one element per column of the input";
-    if (grad)
-      return !(e = same(in(0), x, "output gradient and input")).empty() ? e
-             : !(e = same(out(0), x, "input gradient and input")).empty()
-                 ? e
-                 : same(out(1), w, "weight gradient and weight");
-    return same(out(0), x, "result and input");
+    if (grad) {
+      if (!(e = same(in(0), x, "output gradient and input")).empty() ||
+          !(e = same(out(0), x, "input gradient and input")).empty() ||
+          !(e = same(out(1), w, "weight gradient and weight")).empty() ||
+          !(e = sameType(in(0), x, "output gradient and input")).empty() ||
+          !(e = sameType(out(0), x, "input gradient and input")).empty())
+        return e;
+      return sameType(out(1), w, "weight gradient and weight");
+    }
+    if (!(e = same(out(0), x, "result and input")).empty())
+      return e;
+    return sameType(out(0), x, "result and input");
   }
   case StepKind::Elementwise: {
     bool binary = step.elementwise == ElementwiseKind::Add ||
@@ -239,11 +283,10 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     if (!(e = arity(binary ? 2 : 1, 1)).empty())
       return e;
     const Buffer &r = out(0);
-    if (r.shape.empty())
-      return "element-wise result must have a shape";
     Shape half = r.shape, twice = r.shape;
     half.back() /= 2;
-    twice.back() *= 2;
+    if (!checkedMul(twice.back(), 2, twice.back()))
+      return overflows("twice the last dimension");
     switch (step.elementwise) {
     case ElementwiseKind::Swiglu:
       return in(0).shape == twice ? ""
@@ -263,20 +306,34 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
   case StepKind::Opaque:
     if (step.outputs.empty())
       return "opaque steps need at least one output";
+    if (step.declaredBytes < 0 || step.declaredBytes > kMaxDeclaredBytes)
+      return "declared_bytes " + std::to_string(step.declaredBytes) +
+             " is outside [0, kMaxDeclaredBytes = " +
+             std::to_string(kMaxDeclaredBytes) + "]";
     return "";
   case StepKind::Slice: {
     if (!(e = arity(1, 1)).empty())
       return e;
     const Buffer &a = in(0), &r = out(0);
-    if (step.dim >= static_cast<int64_t>(a.shape.size()) ||
+    if (step.dim < 0 || step.dim >= static_cast<int64_t>(a.shape.size()) ||
         a.shape.size() != r.shape.size())
       return "slice dimension out of range";
+    if (step.chunks < 1 || step.interleave < 1 || step.chunk < 0 ||
+        step.chunk >= step.chunks)
+      return "slice needs 0 <= chunk < chunks and interleave >= 1, has chunk " +
+             std::to_string(step.chunk) + " of " + std::to_string(step.chunks) +
+             " interleave " + std::to_string(step.interleave);
+    int64_t blocks;
+    if (!checkedMul(step.chunks, step.interleave, blocks))
+      return overflows("chunks * interleave (" + std::to_string(step.chunks) +
+                       " * " + std::to_string(step.interleave) + ")");
     Shape expect = a.shape;
-    if (step.chunk >= step.chunks ||
-        expect[step.dim] % (step.chunks * step.interleave) != 0)
+    if (expect[step.dim] % blocks != 0)
       return "slice chunk/chunks/interleave do not divide dimension " +
              std::to_string(step.dim);
     expect[step.dim] /= step.chunks;
+    if (!(e = sameType(a, r, "slice input and result")).empty())
+      return e;
     return r.shape == expect ? "" : "slice result must be " + shapeText(expect);
   }
   case StepKind::Concat:
@@ -290,17 +347,23 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
              plan.groups[step.group].size))
       return "ring_concat needs a valid group and one input per rank";
     const Buffer &r = out(0);
-    if (step.dim >= static_cast<int64_t>(r.shape.size()))
+    if (step.dim < 0 || step.dim >= static_cast<int64_t>(r.shape.size()))
       return "concat dimension out of range";
     Shape expect = in(0).shape;
     if (expect.size() != r.shape.size())
       return "concat inputs and result must have one rank";
-    for (int64_t b : step.inputs)
+    for (int64_t b : step.inputs) {
       if (plan.buffers[b].shape != in(0).shape)
         return "concat inputs must have one shape";
-    expect[step.dim] *= step.inputs.size();
+      if (!(e = sameType(plan.buffers[b], r, "concat input and result"))
+               .empty())
+        return e;
+    }
+    if (!checkedMul(expect[step.dim], static_cast<int64_t>(step.inputs.size()),
+                    expect[step.dim]))
+      return overflows("the concatenated dimension");
     if (step.kind == StepKind::Concat &&
-        in(0).shape[step.dim] % step.interleave != 0)
+        (step.interleave < 1 || in(0).shape[step.dim] % step.interleave != 0))
       return "concat interleave does not divide the inputs";
     return r.shape == expect ? ""
                              : "concat result must be " + shapeText(expect);
@@ -319,11 +382,12 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
              "ranks' blocks are contiguous)";
     int64_t n = plan.groups[step.group].size;
     const Buffer &a = in(0), &r = out(0);
-    if (a.type != r.type || a.shape.empty() || r.shape.size() != a.shape.size())
+    if (a.type != r.type || r.shape.size() != a.shape.size())
       return "collective input and result must have one element type and rank";
     Shape expect = a.shape;
-    if (step.collective == CollectiveKind::AllGather)
-      expect[0] *= n;
+    if (step.collective == CollectiveKind::AllGather &&
+        !checkedMul(expect[0], n, expect[0]))
+      return overflows("all_gather result rows");
     if (step.collective == CollectiveKind::ReduceScatter) {
       if (expect[0] % n)
         return "reduce_scatter input rows must divide by the group size";
@@ -337,18 +401,58 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
   case StepKind::Sync:
     return arity(0, 0);
   }
-  return "";
+  return "unknown step kind " + std::to_string(static_cast<int>(step.kind));
 }
 
-} // namespace
+/// "<count> <what> exceed kMax<Name> = <bound>" when count > bound.
+std::string checkCount(int64_t count, int64_t bound, const char *what,
+                       const char *name) {
+  if (count <= bound)
+    return "";
+  return "the plan has " + std::to_string(count) + " " + what + ", more than " +
+         name + " = " + std::to_string(bound);
+}
 
-std::string validatePlan(const Plan &plan) {
-  int64_t numBuffers = plan.buffers.size();
-  if (plan.numStreams < 1)
-    return "a plan needs at least one stream";
+/// Counts that size the validator's own tables, checked before any table
+/// is allocated.
+std::string checkCounts(const Plan &plan) {
   if (plan.formatVersion != kPlanFormatVersion)
     return "format version " + std::to_string(plan.formatVersion) +
            " is not supported";
+  if (plan.numStreams < 1)
+    return "a plan needs at least one stream";
+  std::string e;
+  if (!(e = checkCount(plan.numStreams, kMaxPlanStreams, "streams",
+                       "kMaxPlanStreams"))
+           .empty() ||
+      !(e = checkCount(plan.numEvents, kMaxPlanEvents, "events",
+                       "kMaxPlanEvents"))
+           .empty() ||
+      !(e = checkCount(plan.buffers.size(), kMaxPlanBuffers, "buffers",
+                       "kMaxPlanBuffers"))
+           .empty() ||
+      !(e = checkCount(plan.steps.size(), kMaxPlanSteps, "steps",
+                       "kMaxPlanSteps"))
+           .empty() ||
+      !(e = checkCount(plan.groups.size(), kMaxPlanGroups, "groups",
+                       "kMaxPlanGroups"))
+           .empty())
+    return e;
+  if (plan.numEvents < 0)
+    return "the plan has a negative event count";
+  if (plan.arenaBytes < 0)
+    return "the plan has a negative arena size";
+  for (const Group &g : plan.groups)
+    if (g.size < 1 || g.size > kMaxGroupSize)
+      return "group '" + g.name + "' has size " + std::to_string(g.size) +
+             ", outside [1, kMaxGroupSize = " + std::to_string(kMaxGroupSize) +
+             "]";
+  return "";
+}
+
+/// Shapes, sizes and views of every buffer; "" or the problem.
+std::string checkBuffers(const Plan &plan) {
+  int64_t numBuffers = plan.buffers.size();
   for (int64_t b = 0; b < numBuffers; ++b) {
     const Buffer &buf = plan.buffers[b];
     std::string where = "buffer " + std::to_string(b) + " ('" + buf.name + "')";
@@ -357,6 +461,13 @@ std::string validatePlan(const Plan &plan) {
     for (int64_t d : buf.shape)
       if (d < 1)
         return where + " has a non-positive dimension";
+    int64_t bytes = buf.bytes();
+    if (bytes < 0 || bytes > kMaxBufferBytes)
+      return where + " of shape " + shapeText(buf.shape) + " has " +
+             (bytes < 0 ? std::string("more than 2^63")
+                        : std::to_string(bytes)) +
+             " bytes, more than kMaxBufferBytes = " +
+             std::to_string(kMaxBufferBytes);
     if (buf.role == Buffer::Role::View) {
       if (buf.viewOf < 0 || buf.viewOf >= numBuffers || buf.viewOf == b)
         return where + " views buffer " + std::to_string(buf.viewOf) +
@@ -364,13 +475,26 @@ std::string validatePlan(const Plan &plan) {
       const Buffer &base = plan.buffers[buf.viewOf];
       if (base.role == Buffer::Role::View)
         return where + " views another view; views must name their storage";
-      if (buf.viewOffset + buf.bytes() > base.bytes())
-        return where + " (" + std::to_string(buf.bytes()) +
-               " bytes at offset " + std::to_string(buf.viewOffset) +
-               ") extends past buffer " + std::to_string(buf.viewOf) + " (" +
+      // The base's own size is checked when the loop reaches it; a view of
+      // a later, oversized base is caught by the same rangeInside then.
+      if (!rangeInside(buf.viewOffset, bytes, base.bytes()))
+        return where + " (" + std::to_string(bytes) + " bytes at offset " +
+               std::to_string(buf.viewOffset) + ") extends past buffer " +
+               std::to_string(buf.viewOf) + " (" +
                std::to_string(base.bytes()) + " bytes)";
     }
   }
+  return "";
+}
+
+} // namespace
+
+std::string validatePlan(const Plan &plan) {
+  if (std::string e = checkCounts(plan); !e.empty())
+    return e;
+  if (std::string e = checkBuffers(plan); !e.empty())
+    return e;
+  int64_t numBuffers = plan.buffers.size();
   std::vector<int> inputCount(numBuffers, 0);
   for (int64_t b : plan.inputs) {
     if (b < 0 || b >= numBuffers)
@@ -388,9 +512,6 @@ std::string validatePlan(const Plan &plan) {
   for (int64_t b : plan.outputs)
     if (b < 0 || b >= numBuffers)
       return "plan output " + std::to_string(b) + " is not a buffer";
-  for (const Group &g : plan.groups)
-    if (g.size < 1)
-      return "group '" + g.name + "' has size < 1";
 
   std::vector<bool> recorded(plan.numEvents, false);
   std::vector<int64_t> writer(numBuffers, -1);
@@ -398,6 +519,7 @@ std::string validatePlan(const Plan &plan) {
     if (plan.buffers[b].role == Buffer::Role::Input)
       writer[b] = -2; // written before the step starts
   HappensBefore hb(plan);
+  std::vector<BufferAccess> accesses;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step &step = plan.steps[i];
     std::ostringstream where;
@@ -416,7 +538,7 @@ std::string validatePlan(const Plan &plan) {
         return where.str() + " waits for event " + std::to_string(e) +
                " before any step records it";
     }
-    if (step.recordEvent >= plan.numEvents)
+    if (step.recordEvent < -1 || step.recordEvent >= plan.numEvents)
       return where.str() + " records event " +
              std::to_string(step.recordEvent) + ", outside the plan's " +
              std::to_string(plan.numEvents);
@@ -434,6 +556,14 @@ std::string validatePlan(const Plan &plan) {
     }
     if (std::string e = checkStepShapes(plan, step); !e.empty())
       return where.str() + ": " + e;
+    // What the executor launches lies inside the step's buffers. Rank 0
+    // stands for every rank: ring_concat's blocks are the same set for all.
+    std::string accessError;
+    if (!stepAccesses(plan, step, 0, accesses, accessError))
+      return where.str() + ": " + accessError;
+    for (const BufferAccess &a : accesses)
+      if (std::string e = checkAccess(plan, a); !e.empty())
+        return where.str() + " " + e;
     // Every read must be ordered after the write that produced the data.
     for (int64_t b : step.inputs) {
       int64_t w = writer[rootBuffer(plan, b)];
@@ -455,6 +585,16 @@ std::string validatePlan(const Plan &plan) {
     if (writer[rootBuffer(plan, b)] == -1)
       return "plan output buffer " + std::to_string(b) + " ('" +
              plan.buffers[b].name + "') is never written";
+  // The arena is allocated as stated when the plan is planned, and also when
+  // it has no temporaries (nothing to plan): it may not exceed what the
+  // temporaries need without any reuse.
+  int64_t unshared;
+  if (!arenaUpperBound(plan, unshared))
+    return overflows("the sum of the temporary buffers' sizes");
+  if (plan.arenaBytes > unshared)
+    return "arena_bytes " + std::to_string(plan.arenaBytes) + " exceeds the " +
+           std::to_string(unshared) +
+           " bytes all temporary buffers take without any reuse";
   bool planned = false;
   for (const Buffer &b : plan.buffers)
     planned |= b.role == Buffer::Role::Temp && b.arenaOffset >= 0;

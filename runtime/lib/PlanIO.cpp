@@ -4,7 +4,11 @@
 // and escaping are the library's; this file only maps fields. Reading is
 // strict: unknown keys, wrong types and out-of-range values are errors that
 // name the JSON path, so a plan written by a newer producer or edited by
-// hand never runs half-understood.
+// hand never runs half-understood. Enum fields accept exactly their names
+// (an empty string is no name), integers must fit int64 and the field's
+// range, arrays whose length sizes a table are held to the plan bounds
+// (Plan.h) before their elements are read, and nesting deeper than
+// kMaxPlanJsonDepth is refused before the text reaches the parser.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -159,14 +164,27 @@ public:
     return &*it;
   }
 
+  /// Whether `v` is an integer that fits int64 (nlohmann keeps integers
+  /// above INT64_MAX as uint64, which get<int64_t>() would wrap).
+  static bool isInt64(const json &v) {
+    return v.is_number_integer() &&
+           !(v.is_number_unsigned() &&
+             v.get<uint64_t>() >
+                 static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+  }
+
   template <typename T>
   void integer(const std::string &key, T &out, bool required, int64_t min,
                int64_t max = INT64_MAX) {
+    // A narrower destination narrows the range instead of wrapping.
+    max = std::min<int64_t>(max, std::numeric_limits<T>::max());
+    min = std::max<int64_t>(min, std::numeric_limits<T>::min());
     const json *v = get(key, required);
     if (!v)
       return;
-    if (!v->is_number_integer()) {
-      fail(key, "must be an integer");
+    if (!isInt64(*v)) {
+      fail(key, v->is_number_integer() ? "must fit a 64-bit signed integer"
+                                       : "must be an integer");
       return;
     }
     int64_t value = v->get<int64_t>();
@@ -214,7 +232,7 @@ public:
   }
 
   void integers(const std::string &key, std::vector<int64_t> &out,
-                bool required, int64_t min) {
+                bool required, int64_t min, int64_t max = INT64_MAX) {
     const json *v = get(key, required);
     if (!v)
       return;
@@ -225,9 +243,11 @@ public:
     out.clear();
     for (size_t i = 0; i < v->size(); ++i) {
       const json &e = (*v)[i];
-      if (!e.is_number_integer() || e.get<int64_t>() < min) {
+      if (!isInt64(e) || e.get<int64_t>() < min || e.get<int64_t>() > max) {
         fail(key + "[" + std::to_string(i) + "]",
-             "must be an integer >= " + std::to_string(min));
+             "must be an integer in [" + std::to_string(min) + ", " +
+                 (max == INT64_MAX ? std::string("inf") : std::to_string(max)) +
+                 "]");
         return;
       }
       out.push_back(e.get<int64_t>());
@@ -252,20 +272,76 @@ private:
   std::set<std::string> seen;
 };
 
+/// Reads an enum by its exact name. A present field must name a value: an
+/// empty or unknown string is an error listing the names, never the default.
 template <typename Enum, typename NameFn>
 bool enumField(Reader &r, const std::string &key, Enum &out, Enum last,
                NameFn name, bool required) {
-  std::string text;
-  r.string(key, text, required);
-  if (r.failed() || text.empty())
+  const json *v = r.get(key, required);
+  if (r.failed() || !v)
     return !r.failed();
-  for (int i = 0; i <= static_cast<int>(last); ++i)
+  if (!v->is_string()) {
+    r.fail(key, "must be a string");
+    return false;
+  }
+  const std::string &text = v->get_ref<const std::string &>();
+  std::string names;
+  for (int i = 0; i <= static_cast<int>(last); ++i) {
     if (text == name(static_cast<Enum>(i))) {
       out = static_cast<Enum>(i);
       return true;
     }
-  r.fail(key, "unknown value '" + text + "'");
+    names += std::string(i ? ", " : "") + name(static_cast<Enum>(i));
+  }
+  r.fail(key, "unknown value '" + text + "' (expected one of " + names + ")");
   return false;
+}
+
+/// Array `key` when it is an array of at most `bound` elements (and, with
+/// `nonEmpty`, not empty); otherwise fails naming the bound, nullptr.
+const json *boundedArray(Reader &r, const std::string &key, int64_t bound,
+                         const char *boundName, bool nonEmpty = false) {
+  const json *v = r.get(key, true);
+  if (!v)
+    return nullptr;
+  if (!v->is_array() || (nonEmpty && v->empty())) {
+    r.fail(key, nonEmpty ? "must be a non-empty array" : "must be an array");
+    return nullptr;
+  }
+  if (static_cast<int64_t>(v->size()) > bound) {
+    r.fail(key, "has " + std::to_string(v->size()) + " elements, more than " +
+                    boundName + " = " + std::to_string(bound));
+    return nullptr;
+  }
+  return v;
+}
+
+/// Byte offset of the first bracket nested deeper than `limit` outside
+/// strings, or npos. Runs before the parser, so that no input reaches it
+/// (or the code walking its result) nested deeper than the plan bound.
+size_t tooDeep(const std::string &text, int limit) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return i;
+    } else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
+  }
+  return std::string::npos;
 }
 
 bool readStep(const json &j, const std::string &path, Step &step,
@@ -275,9 +351,9 @@ bool readStep(const json &j, const std::string &path, Step &step,
   r.string("op", step.name, true);
   r.string("loc", step.location, false);
   r.string("label", step.label, false);
-  r.integer("stream", step.stream, true, 0);
-  r.integers("wait_events", step.waitEvents, false, 0);
-  r.integer("record_event", step.recordEvent, false, 0);
+  r.integer("stream", step.stream, true, 0, kMaxPlanStreams - 1);
+  r.integers("wait_events", step.waitEvents, false, 0, kMaxPlanEvents - 1);
+  r.integer("record_event", step.recordEvent, false, 0, kMaxPlanEvents - 1);
   r.integers("inputs", step.inputs, true, 0);
   r.integers("outputs", step.outputs, true, 0);
   if (r.failed())
@@ -306,7 +382,7 @@ bool readStep(const json &j, const std::string &path, Step &step,
               elementwiseKindName, true);
     break;
   case StepKind::Opaque:
-    r.integer("declared_bytes", step.declaredBytes, true, 0);
+    r.integer("declared_bytes", step.declaredBytes, true, 0, kMaxDeclaredBytes);
     r.number("declared_flops", step.declaredFlops, false);
     break;
   case StepKind::Slice:
@@ -439,10 +515,16 @@ std::string writePlanJson(const Plan &plan) {
 
 std::optional<Plan> parsePlan(const std::string &text,
                               const std::string &origin, std::string &error) {
+  if (size_t at = tooDeep(text, kMaxPlanJsonDepth); at != std::string::npos) {
+    error = origin + ": JSON nested deeper than kMaxPlanJsonDepth = " +
+            std::to_string(kMaxPlanJsonDepth) + " levels at byte " +
+            std::to_string(at);
+    return std::nullopt;
+  }
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) {
     // The library's message gives the byte position.
     error = origin + ": not valid JSON: " + e.what();
     return std::nullopt;
@@ -474,63 +556,55 @@ std::optional<Plan> parsePlan(const std::string &text,
         plan.schedule.push_back(e.get<std::string>());
       }
   }
-  if (const json *s = r.get("streams", true)) {
-    if (!s->is_array() || s->empty())
-      r.fail("streams", "must be a non-empty array");
-    else
-      for (size_t i = 0; i < s->size() && !r.failed(); ++i) {
-        Reader sr((*s)[i], origin + ".streams[" + std::to_string(i) + "]",
-                  fieldError);
-        std::string name;
-        int64_t priority = 0;
-        sr.string("name", name, true);
-        sr.integer("priority", priority, true, INT32_MIN, INT32_MAX);
-        sr.finish();
-        plan.streamNames.push_back(name);
-        plan.streamPriorities.push_back(priority);
-      }
+  if (const json *s = boundedArray(r, "streams", kMaxPlanStreams,
+                                   "kMaxPlanStreams", true)) {
+    for (size_t i = 0; i < s->size() && !r.failed(); ++i) {
+      Reader sr((*s)[i], origin + ".streams[" + std::to_string(i) + "]",
+                fieldError);
+      std::string name;
+      int64_t priority = 0;
+      sr.string("name", name, true);
+      sr.integer("priority", priority, true, INT32_MIN, INT32_MAX);
+      sr.finish();
+      plan.streamNames.push_back(name);
+      plan.streamPriorities.push_back(priority);
+    }
     plan.numStreams = plan.streamNames.size();
   }
-  r.integer("num_events", plan.numEvents, true, 0);
-  if (const json *g = r.get("groups", true)) {
-    if (!g->is_array())
-      r.fail("groups", "must be an array");
-    else
-      for (size_t i = 0; i < g->size() && !r.failed(); ++i) {
-        Reader gr((*g)[i], origin + ".groups[" + std::to_string(i) + "]",
-                  fieldError);
-        Group group;
-        gr.string("name", group.name, true);
-        gr.integer("size", group.size, true, 1);
-        gr.string("topology", group.topology, false);
-        gr.finish();
-        plan.groups.push_back(group);
-      }
+  r.integer("num_events", plan.numEvents, true, 0, kMaxPlanEvents);
+  if (const json *g =
+          boundedArray(r, "groups", kMaxPlanGroups, "kMaxPlanGroups")) {
+    for (size_t i = 0; i < g->size() && !r.failed(); ++i) {
+      Reader gr((*g)[i], origin + ".groups[" + std::to_string(i) + "]",
+                fieldError);
+      Group group;
+      gr.string("name", group.name, true);
+      gr.integer("size", group.size, true, 1, kMaxGroupSize);
+      gr.string("topology", group.topology, false);
+      gr.finish();
+      plan.groups.push_back(group);
+    }
   }
-  if (const json *b = r.get("buffers", true)) {
-    if (!b->is_array())
-      r.fail("buffers", "must be an array");
-    else
-      for (size_t i = 0; i < b->size() && !r.failed(); ++i) {
-        Buffer buffer;
-        readBuffer((*b)[i], origin + ".buffers[" + std::to_string(i) + "]",
-                   buffer, fieldError);
-        plan.buffers.push_back(buffer);
-      }
+  if (const json *b =
+          boundedArray(r, "buffers", kMaxPlanBuffers, "kMaxPlanBuffers")) {
+    for (size_t i = 0; i < b->size() && !r.failed(); ++i) {
+      Buffer buffer;
+      readBuffer((*b)[i], origin + ".buffers[" + std::to_string(i) + "]",
+                 buffer, fieldError);
+      plan.buffers.push_back(buffer);
+    }
   }
   r.integers("inputs", plan.inputs, true, 0);
   r.integers("outputs", plan.outputs, true, 0);
   r.integer("arena_bytes", plan.arenaBytes, true, 0);
-  if (const json *s = r.get("steps", true)) {
-    if (!s->is_array())
-      r.fail("steps", "must be an array");
-    else
-      for (size_t i = 0; i < s->size() && !r.failed(); ++i) {
-        Step step;
-        readStep((*s)[i], origin + ".steps[" + std::to_string(i) + "]", step,
-                 fieldError);
-        plan.steps.push_back(step);
-      }
+  if (const json *s =
+          boundedArray(r, "steps", kMaxPlanSteps, "kMaxPlanSteps")) {
+    for (size_t i = 0; i < s->size() && !r.failed(); ++i) {
+      Step step;
+      readStep((*s)[i], origin + ".steps[" + std::to_string(i) + "]", step,
+               fieldError);
+      plan.steps.push_back(step);
+    }
   }
   if (const json *p = r.get("prediction", false)) {
     Reader pr(*p, origin + ".prediction", fieldError);

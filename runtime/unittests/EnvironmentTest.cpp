@@ -163,6 +163,39 @@ TEST(EnvironmentTest, ReportWithDevices) {
             "device 1: unavailable (call returned E: e)\n");
 }
 
+// Issue 13: without a driver, tandem-run printed CUDA's "driver version is
+// insufficient", which misleads on a machine that has no driver at all.
+TEST(EnvironmentTest, NoDeviceStatusSaysWhatIsMissing) {
+  Status driver = noDeviceStatus(StatusCode::NoDriver,
+                                 "cudaGetDeviceCount returned "
+                                 "cudaErrorInsufficientDriver: CUDA driver "
+                                 "version is insufficient for CUDA runtime "
+                                 "version");
+  EXPECT_EQ(driver.code, StatusCode::NoDriver);
+  EXPECT_EQ(driver.message.rfind("no GPU driver found (", 0), 0u);
+  Status device = noDeviceStatus(StatusCode::NoDevice, "x");
+  EXPECT_EQ(device.message,
+            "no GPU found (the driver reports no CUDA device): x");
+  EXPECT_EQ(noDeviceStatus(StatusCode::Ok, "y").code, StatusCode::CudaError);
+}
+
+// Holds with a GPU or without one (this test runs on both).
+TEST(EnvironmentTest, CountDevicesExplainsAnEmptyCount) {
+  int count = -1;
+  Status s = countDevices(count);
+  if (s.ok()) {
+    EXPECT_GT(count, 0);
+    return;
+  }
+  EXPECT_EQ(count, 0);
+  if (s.code == StatusCode::NoDriver)
+    EXPECT_EQ(s.message.rfind("no GPU driver found", 0), 0u) << s.message;
+  else if (s.code == StatusCode::NoDevice)
+    EXPECT_EQ(s.message.rfind("no GPU found", 0), 0u) << s.message;
+  else
+    EXPECT_EQ(s.message.rfind("no usable CUDA device", 0), 0u) << s.message;
+}
+
 TEST(EnvironmentTest, StatusCodeNames) {
   EXPECT_STREQ(statusCodeName(StatusCode::Ok), "Ok");
   EXPECT_STREQ(statusCodeName(StatusCode::NoDriver), "NoDriver");

@@ -154,7 +154,10 @@ TEST(PlanTest, ParseErrorsNameTheField) {
                                "\"init_scale\": 0, \"name\": \"b1\"")),
             "p.json.buffers[1].init_scale: must be a number > 0");
   EXPECT_EQ(parseError(replace("\"kind\": \"matmul\"", "\"kind\": \"conv\"")),
-            "p.json.steps[0].kind: unknown value 'conv'");
+            "p.json.steps[0].kind: unknown value 'conv' (expected one of "
+            "matmul, attention, attention_grad, norm, norm_grad, "
+            "elementwise, opaque, slice, concat, ring_concat, collective, "
+            "sync)");
 }
 
 TEST(PlanTest, ValidationFindsInconsistencies) {
@@ -206,6 +209,165 @@ TEST(PlanTest, ValidationFindsInconsistencies) {
     EXPECT_EQ(validatePlan(plan), "step 1 (tandem.all_gather_start) uses "
                                   "stream 2 but the plan has 2");
   }
+}
+
+/// x (input) -> slice(dim 0, chunk 0 of 2) -> y.
+Plan slicePlan() {
+  Plan plan;
+  plan.function = "s";
+  int64_t x = addBuffer(plan, {8, 8}, Buffer::Role::Input);
+  int64_t y = addBuffer(plan, {4, 8});
+  Step s;
+  s.kind = StepKind::Slice;
+  s.name = "tandem.slice";
+  s.chunks = 2;
+  s.inputs = {x};
+  s.outputs = {y};
+  plan.steps.push_back(s);
+  plan.outputs = {y};
+  return plan;
+}
+
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+// Issue 13, row 2: chunks * interleave wrapped to 0 and `%` by it trapped.
+TEST(PlanBoundsTest, SliceFieldsNearOverflowAreRejected) {
+  Plan plan = slicePlan();
+  ASSERT_EQ(validatePlan(plan), "");
+  std::string text = writePlanJson(plan);
+  text = replaced(text, "\"chunks\": 2", "\"chunks\": 4294967296");
+  text = replaced(text, "\"interleave\": 1", "\"interleave\": 4294967296");
+  EXPECT_EQ(parseError(text),
+            "p.json: step 0 (tandem.slice): chunks * interleave (4294967296 "
+            "* 4294967296) overflows a 64-bit integer");
+  plan.steps[0].chunks = plan.steps[0].interleave = int64_t(1) << 32;
+  EXPECT_NE(validatePlan(plan).find("overflows a 64-bit integer"),
+            std::string::npos);
+  plan.steps[0].chunks = 0; // built in memory, not read: still no trap
+  EXPECT_NE(validatePlan(plan).find("0 <= chunk < chunks"), std::string::npos);
+}
+
+// Row 3: the event table was allocated at the stated size.
+TEST(PlanBoundsTest, EventCountIsBounded) {
+  std::string text = writePlanJson(twoStreamPlan());
+  EXPECT_EQ(parseError(replaced(text, "\"num_events\": 2",
+                                "\"num_events\": 1099511627776")),
+            "p.json.num_events: must be in [0, 1048576], got 1099511627776");
+  Plan plan = twoStreamPlan();
+  plan.numEvents = int64_t(1) << 40;
+  EXPECT_EQ(validatePlan(plan), "the plan has 1099511627776 events, more "
+                                "than kMaxPlanEvents = 1048576");
+}
+
+// Row 5: streams x streams clocks grew without bound.
+TEST(PlanBoundsTest, StreamCountIsBounded) {
+  std::string text = writePlanJson(twoStreamPlan());
+  EXPECT_EQ(
+      parseError(replaced(text, "\"stream\": 1", "\"stream\": 2147483647")),
+      "p.json.steps[1].stream: must be in [0, 63], got 2147483647");
+  std::string streams = "\"streams\": [";
+  for (int i = 0; i < 20000; ++i)
+    streams += std::string(i ? "," : "") + "{\"name\": \"s\", \"priority\": 0}";
+  std::string many = text;
+  size_t from = many.find("\"streams\": [");
+  size_t to = many.find(']', from);
+  many.replace(from, to + 1 - from, streams + "]");
+  EXPECT_EQ(parseError(many), "p.json.streams: has 20000 elements, more than "
+                              "kMaxPlanStreams = 64");
+  Plan plan = twoStreamPlan();
+  plan.numStreams = 2147483647;
+  EXPECT_EQ(validatePlan(plan), "the plan has 2147483647 streams, more than "
+                                "kMaxPlanStreams = 64");
+}
+
+// Row 7: offset + bytes wrapped past 2^63 and the range check passed.
+TEST(PlanBoundsTest, OffsetsNearInt64MaxAreRejected) {
+  Plan plan = twoStreamPlan();
+  ASSERT_EQ(planMemory(plan), "");
+  ASSERT_EQ(validatePlan(plan), "");
+  Plan arena = plan;
+  arena.buffers[2].arenaOffset = INT64_MAX - 255; // a multiple of 256
+  EXPECT_EQ(validatePlan(arena),
+            "memory plan: buffer 2 ('b2') (2048 bytes at arena offset "
+            "9223372036854775552) extends past the arena's " +
+                std::to_string(plan.arenaBytes) + " bytes");
+  std::string text = writePlanJson(arena);
+  EXPECT_NE(parseError(text).find("extends past the arena"), std::string::npos);
+
+  Plan view = plan;
+  Buffer v;
+  v.name = "v";
+  v.shape = {1, 16};
+  v.role = Buffer::Role::View;
+  v.viewOf = 2;
+  v.viewOffset = INT64_MAX - 1;
+  view.buffers.push_back(v);
+  EXPECT_EQ(validatePlan(view), "buffer 5 ('v') (32 bytes at offset "
+                                "9223372036854775806) extends past buffer 2 "
+                                "(2048 bytes)");
+  EXPECT_NE(parseError(writePlanJson(view)).find("extends past buffer 2"),
+            std::string::npos);
+  // Integers past int64 are refused by the reader instead of wrapping.
+  EXPECT_EQ(parseError(replaced(writePlanJson(view),
+                                "\"view_offset\": 9223372036854775806",
+                                "\"view_offset\": 18446744073709551615")),
+            "p.json.buffers[5].view_offset: must fit a 64-bit signed integer");
+}
+
+// Row 8: an empty enum string silently meant the default kind.
+TEST(PlanBoundsTest, EnumFieldsAreStrict) {
+  std::string text = writePlanJson(twoStreamPlan());
+  EXPECT_EQ(parseError(replaced(text, "\"elementwise\": \"gelu\"",
+                                "\"elementwise\": \"\"")),
+            "p.json.steps[3].elementwise: unknown value '' (expected one of "
+            "add, mul, copy, cast, gelu, gelu_grad, silu, swiglu, "
+            "swiglu_grad)");
+  EXPECT_EQ(parseError(replaced(text, "\"collective\": \"all_gather\"",
+                                "\"collective\": \"\"")),
+            "p.json.steps[1].collective: unknown value '' (expected one of "
+            "all_gather, reduce_scatter, all_reduce, all_to_all, permute)");
+  EXPECT_EQ(parseError(replaced(text, "\"reduce\": \"sum\"", "\"reduce\": 3")),
+            "p.json.steps[1].reduce: must be a string");
+}
+
+TEST(PlanBoundsTest, DeepJsonIsRefusedBeforeParsing) {
+  std::string deep(100000, '[');
+  EXPECT_EQ(parseError(deep), "p.json: JSON nested deeper than "
+                              "kMaxPlanJsonDepth = 16 levels at byte 16");
+  // Brackets inside strings do not count.
+  std::string text = writePlanJson(twoStreamPlan()), error;
+  EXPECT_TRUE(
+      parsePlan(replaced(text, "\"function\": \"f\"",
+                         "\"function\": \"" + std::string(40, '[') + "\""),
+                "p.json", error))
+      << error;
+}
+
+TEST(PlanBoundsTest, BuffersAndOperandTypesAreBounded) {
+  Plan plan = twoStreamPlan();
+  plan.buffers[2].shape = {int64_t(1) << 20, int64_t(1) << 20};
+  EXPECT_EQ(validatePlan(plan),
+            "buffer 2 ('b2') of shape [1048576x1048576] has 2199023255552 "
+            "bytes, more than kMaxBufferBytes = 1099511627776");
+  plan.buffers[2].shape = {int64_t(1) << 32, int64_t(1) << 32};
+  EXPECT_NE(validatePlan(plan).find("more than 2^63 bytes"), std::string::npos);
+  // A slice result narrower than its input would be overrun by the copy.
+  Plan slice = slicePlan();
+  slice.buffers[0].type = DType::F32;
+  EXPECT_EQ(validatePlan(slice), "step 0 (tandem.slice): slice input and "
+                                 "result: element types f32 and bf16 differ");
+  // Without temporaries to place, the stated arena is what gets allocated.
+  Plan arena = slicePlan();
+  arena.buffers[1].role = Buffer::Role::Temp;
+  arena.arenaBytes = int64_t(1) << 62;
+  EXPECT_EQ(validatePlan(arena), "arena_bytes 4611686018427387904 exceeds "
+                                 "the 256 bytes all temporary buffers take "
+                                 "without any reuse");
 }
 
 TEST(MemoryPlannerTest, SerialChainReusesMemory) {
@@ -283,6 +445,17 @@ TEST(MemoryPlannerTest, CheckRejectsOverlappingLiveBuffers) {
             "buffers 2 ('b2') and 3 ('b3') share arena bytes but may be live "
             "at the same time");
   EXPECT_NE(validatePlan(plan).find("memory plan: "), std::string::npos);
+}
+
+TEST(MemoryPlannerTest, UntouchedTemporaryNeedsNoArena) {
+  // Found while writing the fuzz target: a temporary no step touches is put
+  // at offset 0 without growing the arena, and the check then refused the
+  // planner's own plan.
+  Plan plan = slicePlan();
+  addBuffer(plan, {1024, 1024});
+  ASSERT_EQ(planMemory(plan), "");
+  EXPECT_LT(plan.arenaBytes, plan.buffers[2].bytes());
+  EXPECT_EQ(validatePlan(plan), "");
 }
 
 TEST(MemoryPlannerTest, ReadBeforeWriteIsAnError) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/runtime/Environment.h"
 #include "tandem/runtime/Executor.h"
 #include "tandem/runtime/Fidelity.h"
 #include "tandem/runtime/Format.h"
@@ -603,10 +604,8 @@ int main(int argc, char **argv) {
     return kExitUsage;
   }
   int devices = 0;
-  cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "tandem-run: no usable CUDA device: %s\n",
-                 e == cudaSuccess ? "none visible" : cudaGetErrorString(e));
+  if (Status s = countDevices(devices); !s.ok()) {
+    std::fprintf(stderr, "tandem-run: %s\n", s.message.c_str());
     return kExitError;
   }
   int localRanks = underMpi || o.standin ? 1 : world;

@@ -108,6 +108,18 @@ struct Environment {
 /// memory, so it is safe to call next to running jobs.
 Environment queryEnvironment();
 
+/// Counts the visible CUDA devices (cudaGetDeviceCount). Ok with \p count
+/// > 0, or a status saying why there is none (noDeviceStatus).
+Status countDevices(int &count);
+
+/// The user-facing status for "no device can be used", from the code of the
+/// failure and \p detail (the failing call and CUDA's words for it):
+/// NoDriver says that no GPU driver was found, NoDevice that the driver
+/// reports no GPU, anything else that no CUDA device is usable. CUDA's own
+/// text for a missing driver ("driver version is insufficient") misleads on
+/// a machine that has none, so it only follows as the detail.
+Status noDeviceStatus(StatusCode code, const std::string &detail);
+
 /// Runs a small kernel on \p device (fill a buffer, copy it back, verify it)
 /// to prove that code can actually be launched there: a device can be listed
 /// yet be unusable (compute mode prohibited, no matching kernel image, ...).

@@ -58,9 +58,17 @@ struct MemoryPlanStats {
 };
 
 /// Sets `arenaOffset` of every Temp buffer and `plan.arenaBytes` (first fit
-/// in order of first write). Returns an empty string, or an error if a temp
-/// buffer is read before any step writes it.
+/// in order of first write). Expects a plan that validatePlan accepts apart
+/// from its memory plan (indices in range, counts within the plan bounds).
+/// Returns an empty string, or an error if a temp buffer is read before any
+/// step writes it or an offset would overflow.
 std::string planMemory(Plan &plan, MemoryPlanStats *stats = nullptr);
+
+/// Bytes the temporaries take without any reuse: the sum of their sizes,
+/// each rounded up to kArenaAlignment (at least one alignment unit). No sound
+/// memory plan needs a larger arena. False when the sum overflows int64
+/// (impossible within the plan bounds: below 2^58).
+bool arenaUpperBound(const Plan &plan, int64_t &bytes);
 
 /// Checks an existing memory plan: every Temp buffer placed inside the
 /// arena, aligned, and no two temps sharing bytes unless one's accesses all

@@ -28,6 +28,29 @@ namespace runtime {
 /// On-disk format version written and accepted.
 constexpr int kPlanFormatVersion = 1;
 
+/// Bounds of the plan format. Every count that sizes an allocation of the
+/// reader, the validator, the memory planner or the executor is bounded, so
+/// that no plan (read or built in memory) can make them allocate without
+/// bound; validatePlan and the reader reject a plan past any of them with an
+/// error naming the bound. The stream and event bounds are the tandem
+/// dialect's (kMaxStreams, kMaxEvents in ScheduleAttributes.h).
+constexpr int64_t kMaxPlanStreams = 64;
+constexpr int64_t kMaxPlanEvents = int64_t(1) << 20;
+/// Buffers and steps: the validator's and planner's tables are per buffer or
+/// per step times streams (at most 2^18 x 64 clocks, 128 MiB).
+constexpr int64_t kMaxPlanBuffers = int64_t(1) << 18;
+constexpr int64_t kMaxPlanSteps = int64_t(1) << 18;
+constexpr int64_t kMaxPlanGroups = 1024;
+/// Ranks of one process group.
+constexpr int64_t kMaxGroupSize = int64_t(1) << 16;
+/// Bytes of one buffer (1 TiB, far above any GPU's memory). With the buffer
+/// bound this keeps every sum of buffer sizes (the arena) below 2^58.
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
+/// Bytes an opaque step declares it moves (its stand-in kernel's sweep).
+constexpr int64_t kMaxDeclaredBytes = kMaxBufferBytes;
+/// Nesting of JSON arrays and objects in a plan file (a plan needs 4).
+constexpr int kMaxPlanJsonDepth = 16;
+
 enum class DType { BF16, F16, F32 };
 int64_t dtypeBytes(DType type);
 const char *dtypeName(DType type);
@@ -103,8 +126,11 @@ struct Buffer {
   /// activations stay O(1) through the step, as in a trained model.
   double initScale = 1.0;
 
+  /// Product of the dimensions and its size in bytes; -1 when the product
+  /// overflows int64 (validatePlan rejects such a buffer, and any past
+  /// kMaxBufferBytes).
   int64_t elements() const;
-  int64_t bytes() const { return elements() * dtypeBytes(type); }
+  int64_t bytes() const;
 };
 
 /// A process group of the plan (tandem.group).
@@ -188,11 +214,14 @@ struct Plan {
 };
 
 /// Checks everything the executor relies on before anything launches:
-/// indices in range, shapes and types consistent with each step's kind,
-/// views inside their base, events recorded before they are waited for,
-/// the memory plan free of overlapping live buffers when present. Returns
-/// an empty string or the first problem, naming the step (index, op,
-/// location) or buffer.
+/// counts within the bounds above, indices in range, shapes and types
+/// consistent with each step's kind, every byte a step accesses (a whole
+/// buffer, or a layout copy's rows: PlanAccesses.h) inside its buffer, views
+/// inside their base, temporaries inside the arena, events recorded before
+/// they are waited for, the memory plan free of overlapping live buffers when
+/// present. All size, offset and count arithmetic is checked for overflow.
+/// Returns an empty string or the first problem, naming the step (index, op,
+/// location) or buffer and, for a bound, the bound.
 std::string validatePlan(const Plan &plan);
 
 /// Reads / writes the JSON form (docs/runtime.md). Reading validates the
