@@ -1,6 +1,7 @@
 //===- PlanLowering.cpp - Scheduled tandem IR to an execution plan --------===//
 
 #include "tandem/Lowering/PlanLowering.h"
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Simulator/Simulate.h"
@@ -11,6 +12,13 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+
+// A verified module never asks the runtime for more streams or events than
+// a plan may hold: the dialect's bounds are the plan format's.
+static_assert(mlir::tandem::kMaxStreams == tandem::runtime::kMaxPlanStreams,
+              "the dialect's stream bound must be the plan's");
+static_assert(mlir::tandem::kMaxEvents == tandem::runtime::kMaxPlanEvents,
+              "the dialect's event bound must be the plan's");
 
 using namespace mlir;
 using namespace mlir::tandem;
