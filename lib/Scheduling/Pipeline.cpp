@@ -26,6 +26,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::tandem;
 
@@ -49,9 +52,9 @@ StringRef mlir::tandem::stringifyPipelineMethod(PipelineMethod method) {
 /// SMs are shared as the engine's rates give them; the SM-residency rule is
 /// left out, as for every window the algorithms price (the SM-target pass
 /// relieves residency waits afterwards).
-static double pipelineUs(const CostModel &model, int64_t n, double collectiveUs,
-                         const ComputeEstimate &gemm, bool collectiveFirst,
-                         int64_t localGemms = 0) {
+static double simulatePipeline(const CostModel &model, int64_t n,
+                               double collectiveUs, const ComputeEstimate &gemm,
+                               bool collectiveFirst, int64_t localGemms) {
   sim::Problem problem = emptyProblem(model);
   problem.gemmsHoldSms = false;
   problem.streamNames = {"compute", "comm"};
@@ -79,6 +82,33 @@ static double pipelineUs(const CostModel &model, int64_t n, double collectiveUs,
   assert(result && "a pipeline's two streams cannot deadlock");
   return result ? result->spanUs : 0.0;
 }
+
+namespace {
+/// The engine's time for a pipeline (simulatePipeline), memoised: the layers
+/// and micro-batches of a step repeat the same pairs, so most candidates are
+/// priced once per pass.
+class PipelinePricer {
+public:
+  explicit PipelinePricer(const CostModel &model) : model(model) {}
+  double us(int64_t n, double collectiveUs, const ComputeEstimate &gemm,
+            bool collectiveFirst, int64_t localGemms = 0) {
+    Key key{n,           collectiveUs, gemm.timeUs,      gemm.tiles,
+            gemm.tileUs, gemm.floorUs, gemm.memoryBound, collectiveFirst,
+            localGemms};
+    auto [it, inserted] = cache.try_emplace(key, 0.0);
+    if (inserted)
+      it->second = simulatePipeline(model, n, collectiveUs, gemm,
+                                    collectiveFirst, localGemms);
+    return it->second;
+  }
+
+private:
+  using Key = std::tuple<int64_t, double, double, int64_t, double, double, bool,
+                         bool, int64_t>;
+  const CostModel &model;
+  std::map<Key, double> cache;
+};
+} // namespace
 
 /// Undoes a rewrite whose new ops are the ones strictly between `before`
 /// (null = block start) and `end`, after pointing uses back at `originals`.
@@ -219,7 +249,8 @@ static RankedTensorType withRows(RankedTensorType t, int64_t rows) {
 /// ring (refused by default on a full mesh, where each step uses one link).
 static SmallVector<Candidate>
 allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
-                    OpTimer &timer, const PipelineOptions &options) {
+                    OpTimer &timer, PipelinePricer &pricer,
+                    const PipelineOptions &options) {
   const CostModel &model = timer.costModel();
   int64_t size = group.size;
   int64_t rows = ag.getResult().getType().getShape()[0];
@@ -232,15 +263,15 @@ allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
   for (int64_t n : chunkCounts(rowsPerRank, options)) {
     double c =
         model.collective(CollectiveKind::all_gather, payload / n, group).timeUs;
-    double t = pipelineUs(model, n, c, gemm.estimate(rows / n),
-                          /*collectiveFirst=*/true);
+    double t = pricer.us(n, c, gemm.estimate(rows / n),
+                         /*collectiveFirst=*/true);
     candidates.push_back({PipelineMethod::Chunked, n, t});
   }
   if (size > 1) {
     double p =
         model.collective(CollectiveKind::permute, payload / size, group).timeUs;
-    double t = pipelineUs(model, size - 1, p, gemm.estimate(rowsPerRank),
-                          /*collectiveFirst=*/true, /*localGemms=*/1);
+    double t = pricer.us(size - 1, p, gemm.estimate(rowsPerRank),
+                         /*collectiveFirst=*/true, /*localGemms=*/1);
     candidates.push_back({PipelineMethod::PeerToPeer, size, t,
                           group.topology == Topology::full_mesh});
   }
@@ -250,7 +281,8 @@ allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
 /// Unsplit and chunked native reduce-scatters of each allowed count.
 static SmallVector<Candidate>
 reduceScatterCandidates(ReduceScatterOp rs, MatmulOp mm, const GroupSpec &group,
-                        OpTimer &timer, const PipelineOptions &options) {
+                        OpTimer &timer, PipelinePricer &pricer,
+                        const PipelineOptions &options) {
   const CostModel &model = timer.costModel();
   int64_t rows = mm.getType().getShape()[0];
   int64_t payload = rs.getPayloadBytes();
@@ -262,8 +294,8 @@ reduceScatterCandidates(ReduceScatterOp rs, MatmulOp mm, const GroupSpec &group,
     double c =
         model.collective(CollectiveKind::reduce_scatter, payload / n, group)
             .timeUs;
-    double t = pipelineUs(model, n, c, gemm.estimate(rows / n),
-                          /*collectiveFirst=*/false);
+    double t = pricer.us(n, c, gemm.estimate(rows / n),
+                         /*collectiveFirst=*/false);
     candidates.push_back({PipelineMethod::Chunked, n, t});
   }
   return candidates;
@@ -404,7 +436,7 @@ static Rewrite applyReduceScatter(ReduceScatterOp rs, MatmulOp mm, int64_t n,
 // Per pair: match -> candidates -> decision -> apply (or undo) -> explain
 //===----------------------------------------------------------------------===//
 
-static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
+static bool tryAllGather(AllGatherOp ag, OpTimer &timer, PipelinePricer &pricer,
                          const PipelineOptions &options, bool &changed,
                          bool &budgetBlocked) {
   changed = false;
@@ -431,7 +463,7 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
     return false;
 
   SmallVector<Candidate> candidates =
-      allGatherCandidates(ag, mm, *group, timer, options);
+      allGatherCandidates(ag, mm, *group, timer, pricer, options);
 
   // Decision. Compute between the input's producer and the matmul that does
   // not need the gathered tensor lets bulk overlap issue the collective
@@ -501,6 +533,7 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer,
 }
 
 static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
+                             PipelinePricer &pricer,
                              const PipelineOptions &options, bool &changed,
                              bool &budgetBlocked) {
   changed = false;
@@ -524,7 +557,7 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
                 "chunked native reduce-scatters");
 
   SmallVector<Candidate> candidates =
-      reduceScatterCandidates(rs, mm, *group, timer, options);
+      reduceScatterCandidates(rs, mm, *group, timer, pricer, options);
 
   // Decision. Compute between the matmul and the scattered tensor's first
   // use that does not need it lets bulk overlap hide the collective.
@@ -603,6 +636,7 @@ mlir::tandem::pipelineCollectiveMatmuls(func::FuncOp func, OpTimer &timer,
   PipelineResult result;
   if (func.isExternal())
     return result;
+  PipelinePricer pricer(timer.costModel());
   SmallVector<AllGatherOp> ags;
   SmallVector<ReduceScatterOp> rss;
   func.walk([&](Operation *op) {
@@ -613,13 +647,13 @@ mlir::tandem::pipelineCollectiveMatmuls(func::FuncOp func, OpTimer &timer,
   });
   for (AllGatherOp ag : ags) {
     bool changed = false, blocked = false;
-    tryAllGather(ag, timer, options, changed, blocked);
+    tryAllGather(ag, timer, pricer, options, changed, blocked);
     changed ? ++result.allGathers : ++result.kept;
     result.budgetBlocked += blocked;
   }
   for (ReduceScatterOp rs : rss) {
     bool changed = false, blocked = false;
-    tryReduceScatter(rs, timer, options, changed, blocked);
+    tryReduceScatter(rs, timer, pricer, options, changed, blocked);
     changed ? ++result.reduceScatters : ++result.kept;
     result.budgetBlocked += blocked;
   }

@@ -1028,6 +1028,9 @@ def main():
                     help="run only program I of the seed")
     ap.add_argument("--print-program", type=int, metavar="I",
                     help="print program I of the seed and exit")
+    ap.add_argument("--spans-json", metavar="FILE",
+                    help="write every program's simulated span per strategy "
+                         "(us) to FILE, to compare two builds case by case")
     ap.add_argument("--strategies", metavar="S,S,...",
                     help="run only these strategies (default: every "
                     "strategy tandem-opt's help lists)")
@@ -1126,6 +1129,10 @@ def main():
         print("failures by check and strategy:")
         for kind, num in sorted(tally.items(), key=lambda kv: -kv[1]):
             print("  %5d  %s" % (num, kind))
+    if args.spans_json:
+        with open(args.spans_json, "w") as fh:
+            json.dump({str(r["index"]): r["spans"] for r in results}, fh,
+                      indent=1, sort_keys=True)
     print("%d programs, %d runs, %d failures" % (n, runs, nfail))
     return 1 if nfail else 0
 
