@@ -35,6 +35,8 @@ MODELS = {
                       act="gelu", norm="layer"),
     "llama3-70b": dict(hidden=8192, heads=64, kv_heads=8, ffn=28672,
                        act="swiglu", norm="rms"),
+    "llama3-8b": dict(hidden=4096, heads=32, kv_heads=8, ffn=14336,
+                      act="swiglu", norm="rms"),
 }
 REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 
