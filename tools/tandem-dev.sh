@@ -4,6 +4,8 @@
 #
 #   bash tools/tandem-dev.sh example   # install, build, run the main job
 #   bash tools/tandem-dev.sh test      # install, build, run every test
+#   bash tools/tandem-dev.sh fuzz      # install clang, build build-fuzz, fuzz
+#                                      # each target FUZZ_SECONDS (default 30)
 #
 # Environment: BUILD_DIR (default build), JOBS (default 2).
 set -euo pipefail
@@ -14,15 +16,17 @@ JOBS=${JOBS:-2}
 LLVM_BIN=/usr/lib/llvm-22/bin
 PACKAGES=(cmake ninja-build g++ llvm-22-dev llvm-22-tools libmlir-22-dev
           mlir-22-tools libgtest-dev)
+# The fuzz mode also needs clang and its libFuzzer/sanitizer runtimes.
+FUZZ_PACKAGES=(clang-22 libclang-rt-22-dev)
 
 usage() {
-  echo "usage: $0 example|test" >&2
+  echo "usage: $0 example|test|fuzz" >&2
   exit 2
 }
 
 install_missing() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
       missing+=("$p")
   done
@@ -117,9 +121,18 @@ run_tests() {
   fi
 }
 
+# A time-boxed run of every fuzz target (docs/testing.md), in a build
+# directory of its own: test/benchmarks/fuzz-ir.sh with FUZZ_SECONDS per
+# target (the long run uses the script directly).
+run_fuzz() {
+  echo "== fuzzing: ${FUZZ_SECONDS:-30} s per target in ${FUZZ_BUILD_DIR:-build-fuzz}"
+  JOBS=$JOBS bash test/benchmarks/fuzz-ir.sh "${FUZZ_SECONDS:-30}"
+}
+
 [ $# -eq 1 ] || usage
 case "$1" in
 example) install_missing; build; run_example ;;
 test) install_missing; build; run_tests ;;
+fuzz) install_missing "${FUZZ_PACKAGES[@]}"; run_fuzz ;;
 *) usage ;;
 esac

@@ -8,17 +8,29 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tandem;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// Rounds up without forming `a + b - 1`, which overflows for large `a`.
+static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/// "[lo, hi]" with short numbers ("[0.001, 1]", "[0, 1e+06]").
+static std::string rangeStr(double lo, double hi) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[" << llvm::format("%g", lo) << ", " << llvm::format("%g", hi) << "]";
+  return s;
+}
 
 //===----------------------------------------------------------------------===//
 // Specs
@@ -128,31 +140,32 @@ static bool parseGpuSection(const llvm::json::Value &value,
     }
     gpu.device = name->str();
   }
-  auto readInteger = [&](llvm::StringRef key,
-                         std::optional<int64_t> &field) -> bool {
+  // Integers in [1, max].
+  auto readInteger = [&](llvm::StringRef key, std::optional<int64_t> &field,
+                         int64_t max) -> bool {
     const llvm::json::Value *v = obj->get(key);
     if (!v)
       return true;
     std::optional<int64_t> i = v->getAsInteger();
-    if (!i || *i < 1) {
-      error = where + ": \"" + key.str() + "\" must be a positive integer";
+    if (!i || *i < 1 || *i > max) {
+      error = where + ": \"" + key.str() + "\" must be an integer in [1, " +
+              std::to_string(max) + "]";
       return false;
     }
     field = *i;
     return true;
   };
-  // `fraction`: in (0, 1]; otherwise finite and >= 0.
+  // Numbers in [lo, hi] (TandemBounds.h): an efficiency of 1e-308 passes
+  // "(0, 1]" but turns a rate into 0 and a time into infinity.
   auto readNumber = [&](llvm::StringRef key, std::optional<double> &field,
-                        bool fraction) -> bool {
+                        double lo, double hi) -> bool {
     const llvm::json::Value *v = obj->get(key);
     if (!v)
       return true;
     std::optional<double> d = v->getAsNumber();
-    bool ok = d && std::isfinite(*d) &&
-              (fraction ? (*d > 0.0 && *d <= 1.0) : *d >= 0.0);
-    if (!ok) {
-      error = where + ": \"" + key.str() + "\" must be " +
-              (fraction ? "a number in (0, 1]" : "a finite number >= 0");
+    if (!d || !(*d >= lo && *d <= hi)) {
+      error = where + ": \"" + key.str() + "\" must be a number in " +
+              rangeStr(lo, hi);
       return false;
     }
     field = *d;
@@ -166,13 +179,16 @@ static bool parseGpuSection(const llvm::json::Value &value,
     }
     gpu.gemmsHoldSms = *b;
   }
-  return readInteger("sm_count", gpu.smCount) &&
-         readNumber("gemm_efficiency", gpu.gemmEfficiency, true) &&
-         readNumber("hbm_efficiency", gpu.hbmEfficiency, true) &&
-         readNumber("launch_overhead_us", gpu.launchOverheadUs, false) &&
-         readInteger("gemm_tile_m", gpu.gemmTileM) &&
-         readInteger("gemm_tile_n", gpu.gemmTileN) &&
-         readNumber("gemm_wave_overhead_us", gpu.gemmWaveOverheadUs, false);
+  return readInteger("sm_count", gpu.smCount, kMaxSmCount) &&
+         readNumber("gemm_efficiency", gpu.gemmEfficiency, kMinEfficiency,
+                    1.0) &&
+         readNumber("hbm_efficiency", gpu.hbmEfficiency, kMinEfficiency, 1.0) &&
+         readNumber("launch_overhead_us", gpu.launchOverheadUs, 0.0,
+                    kMaxLatencyUs) &&
+         readInteger("gemm_tile_m", gpu.gemmTileM, kMaxGemmTile) &&
+         readInteger("gemm_tile_n", gpu.gemmTileN, kMaxGemmTile) &&
+         readNumber("gemm_wave_overhead_us", gpu.gemmWaveOverheadUs, 0.0,
+                    kMaxLatencyUs);
 }
 
 /// Reads the optional "comm" object (tandem-fit --collectives writes it).
@@ -190,38 +206,65 @@ static bool parseCommSection(const llvm::json::Value &value,
       "bus_efficiency", "links_per_cta", "link_latency_us"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
-  enum class Rule { Fraction, Positive, NonNegative };
-  auto read = [&](llvm::StringRef key, std::optional<double> &field,
-                  Rule rule) -> bool {
+  // Numbers in [lo, hi], as in "gpu".
+  auto read = [&](llvm::StringRef key, std::optional<double> &field, double lo,
+                  double hi) -> bool {
     const llvm::json::Value *v = obj->get(key);
     if (!v)
       return true;
     std::optional<double> d = v->getAsNumber();
-    bool ok = d && std::isfinite(*d);
-    if (ok && rule == Rule::Fraction)
-      ok = *d > 0.0 && *d <= 1.0;
-    else if (ok && rule == Rule::Positive)
-      ok = *d > 0.0;
-    else if (ok)
-      ok = *d >= 0.0;
-    if (!ok) {
-      error = where + ": \"" + key.str() + "\" must be " +
-              (rule == Rule::Fraction   ? "a number in (0, 1]"
-               : rule == Rule::Positive ? "a finite number > 0"
-                                        : "a finite number >= 0");
+    if (!d || !(*d >= lo && *d <= hi)) {
+      error = where + ": \"" + key.str() + "\" must be a number in " +
+              rangeStr(lo, hi);
       return false;
     }
     field = *d;
     return true;
   };
-  return read("bus_efficiency", comm.busEfficiency, Rule::Fraction) &&
-         read("links_per_cta", comm.linksPerCta, Rule::Positive) &&
-         read("link_latency_us", comm.linkLatencyUs, Rule::NonNegative);
+  return read("bus_efficiency", comm.busEfficiency, kMinEfficiency, 1.0) &&
+         // A CTA drives about one link; 1024 is far above any measurement.
+         read("links_per_cta", comm.linksPerCta, kMinEfficiency, 1024.0) &&
+         read("link_latency_us", comm.linkLatencyUs, 0.0, kMaxLatencyUs);
+}
+
+/// The deepest nesting of arrays and objects in `text`, counting brackets
+/// outside strings, stopping as soon as it passes `limit`. llvm::json::parse
+/// recurses once per level, so a file nested 100k deep overflows the stack
+/// before it can report anything; this scan is iterative.
+static unsigned jsonNesting(llvm::StringRef text, unsigned limit) {
+  unsigned depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i; // Skip the escaped character (a quote among them).
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit)
+        return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 std::optional<Calibration> Calibration::parse(llvm::StringRef text,
                                               llvm::StringRef origin,
                                               std::string &error) {
+  if (jsonNesting(text, kMaxNesting) > kMaxNesting) {
+    error = (origin + ": arrays and objects nested more than " +
+             llvm::Twine(kMaxNesting) + " levels deep: not a calibration file")
+                .str();
+    return std::nullopt;
+  }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = (origin + ": not valid JSON: " + llvm::toString(parsed.takeError()))
@@ -259,8 +302,9 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
     }
     ContentionPoint p;
     std::optional<int64_t> sms = obj->getInteger("comm_sms");
-    if (!sms || *sms < 1) {
-      error = where + ": \"comm_sms\" must be a positive integer";
+    if (!sms || *sms < 1 || *sms > kMaxSmCount) {
+      error = where + ": \"comm_sms\" must be an integer in [1, " +
+              std::to_string(kMaxSmCount) + "]";
       return std::nullopt;
     }
     p.commSms = *sms;
@@ -269,9 +313,9 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
                               {"memory_slowdown", &p.memorySlowdown},
                               {"comm_slowdown", &p.commSlowdown}}) {
       std::optional<double> v = obj->getNumber(key);
-      if (!v || !(*v >= 1.0) || !std::isfinite(*v)) {
-        error = where + ": \"" + key.str() +
-                "\" must be a number >= 1.0 (a slowdown factor)";
+      if (!v || !(*v >= 1.0 && *v <= kMaxSlowdown)) {
+        error = where + ": \"" + key.str() + "\" must be a number in " +
+                rangeStr(1.0, kMaxSlowdown) + " (a slowdown factor)";
         return std::nullopt;
       }
       *field = *v;
@@ -375,8 +419,14 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   // give every SM one; then halve the tile (N first, down to 64x64), as
   // GEMM libraries pick smaller tiles for skinny problems.
   int64_t tileM = spec.gemmTileM, tileN = spec.gemmTileN;
-  auto tilesFor = [&](int64_t tm, int64_t tn) {
-    return shape.batch * ceilDiv(shape.m, tm) * ceilDiv(shape.n, tn);
+  // Verified IR bounds m x n by the result's size; a shape from elsewhere
+  // saturates instead of overflowing.
+  auto tilesFor = [&](int64_t tm, int64_t tn) -> int64_t {
+    std::optional<int64_t> tiles = llvm::checkedMul(
+        std::max<int64_t>(shape.batch, 1), ceilDiv(shape.m, tm));
+    if (tiles)
+      tiles = llvm::checkedMul(*tiles, ceilDiv(shape.n, tn));
+    return tiles.value_or(std::numeric_limits<int64_t>::max());
   };
   while (tilesFor(tileM, tileN) < spec.smCount && (tileM > 64 || tileN > 64)) {
     if (tileN >= tileM && tileN > 64)

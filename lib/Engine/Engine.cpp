@@ -229,10 +229,30 @@ std::optional<Result> sim::simulate(const Problem &problem,
       return std::nullopt;
     }
     computeRates(problem, running);
+    // Verified IR and calibration bounds keep every duration positive and
+    // finite; a problem built elsewhere may not. A rate of 0, infinity or
+    // NaN would make the step infinite or NaN and the loop never end:
+    // report it instead.
+    for (const Running &r : running) {
+      if (!r.admitted || (r.rate > 0.0 && std::isfinite(r.rate)))
+        continue;
+      const Task &t = problem.tasks[r.task];
+      llvm::raw_string_ostream os(error);
+      os << "task '" << t.name
+         << "' has no positive, finite rate at t = " << now << " us (rate "
+         << r.rate << " per us, alone " << t.aloneUs
+         << " us): its duration is 0, infinite or NaN";
+      return std::nullopt;
+    }
     double step = std::numeric_limits<double>::infinity();
     for (const Running &r : running)
       if (r.rate > 0.0)
         step = std::min(step, r.remaining / r.rate);
+    if (!std::isfinite(step)) {
+      llvm::raw_string_ostream os(error);
+      os << "no running task makes progress at t = " << now << " us";
+      return std::nullopt;
+    }
     now += step;
     std::vector<Running> still;
     for (Running &r : running) {

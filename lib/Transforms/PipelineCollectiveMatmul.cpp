@@ -38,8 +38,11 @@ struct PipelineCollectiveMatmulPass
                          << "'; expected auto, unsplit, chunked or p2p";
       return signalPassFailure();
     }
-    if (chunks < 0 || chunks == 1) {
-      module.emitError() << "chunks must be 0 (choose) or at least 2, got "
+    // The dialect bounds tandem.slice's chunks (kMaxChunks): refuse more
+    // before building that many ops.
+    if (chunks < 0 || chunks == 1 || chunks > kMaxChunks) {
+      module.emitError() << "chunks must be 0 (choose) or in [2, "
+                         << kMaxChunks << "], got "
                          << static_cast<int64_t>(chunks);
       return signalPassFailure();
     }

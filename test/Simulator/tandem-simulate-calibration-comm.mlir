@@ -55,7 +55,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "comm": {"bus_eficiency": 0.9}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- bus-zero.mlir
-// expected-error @+1 {{comm: "bus_efficiency" must be a number in (0, 1]}}
+// expected-error @+1 {{comm: "bus_efficiency" must be a number in [0.001, 1]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -63,7 +63,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "comm": {"bus_efficiency": 0}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- bus-above-one.mlir
-// expected-error @+1 {{comm: "bus_efficiency" must be a number in (0, 1]}}
+// expected-error @+1 {{comm: "bus_efficiency" must be a number in [0.001, 1]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -71,7 +71,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "comm": {"bus_efficiency": 1.2}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- bus-string.mlir
-// expected-error @+1 {{comm: "bus_efficiency" must be a number in (0, 1]}}
+// expected-error @+1 {{comm: "bus_efficiency" must be a number in [0.001, 1]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -79,7 +79,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "comm": {"bus_efficiency": "0.8"}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- links-per-cta.mlir
-// expected-error @+1 {{comm: "links_per_cta" must be a finite number > 0}}
+// expected-error @+1 {{comm: "links_per_cta" must be a number in [0.001, 1024]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -87,7 +87,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "comm": {"links_per_cta": 0}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- latency.mlir
-// expected-error @+1 {{comm: "link_latency_us" must be a finite number >= 0}}
+// expected-error @+1 {{comm: "link_latency_us" must be a number in [0, 1e+06]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 

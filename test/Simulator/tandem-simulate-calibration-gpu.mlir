@@ -82,7 +82,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"device": 200}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- sm-count.mlir
-// expected-error @+1 {{gpu: "sm_count" must be a positive integer}}
+// expected-error @+1 {{gpu: "sm_count" must be an integer in [1, 4096]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -90,7 +90,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"sm_count": 0}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- gemm-efficiency.mlir
-// expected-error @+1 {{gpu: "gemm_efficiency" must be a number in (0, 1]}}
+// expected-error @+1 {{gpu: "gemm_efficiency" must be a number in [0.001, 1]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -98,7 +98,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"gemm_efficiency": 1.2}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- hbm-efficiency.mlir
-// expected-error @+1 {{gpu: "hbm_efficiency" must be a number in (0, 1]}}
+// expected-error @+1 {{gpu: "hbm_efficiency" must be a number in [0.001, 1]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -106,7 +106,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"hbm_efficiency": 0}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- launch.mlir
-// expected-error @+1 {{gpu: "launch_overhead_us" must be a finite number >= 0}}
+// expected-error @+1 {{gpu: "launch_overhead_us" must be a number in [0, 1e+06]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -114,7 +114,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"launch_overhead_us": -1.5}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- tile-m.mlir
-// expected-error @+1 {{gpu: "gemm_tile_m" must be a positive integer}}
+// expected-error @+1 {{gpu: "gemm_tile_m" must be an integer in [1, 4096]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -122,7 +122,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"gemm_tile_m": 128.5}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- tile-n.mlir
-// expected-error @+1 {{gpu: "gemm_tile_n" must be a positive integer}}
+// expected-error @+1 {{gpu: "gemm_tile_n" must be an integer in [1, 4096]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -130,7 +130,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"gemm_tile_n": -64}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- wave-overhead.mlir
-// expected-error @+1 {{gpu: "gemm_wave_overhead_us" must be a finite number >= 0}}
+// expected-error @+1 {{gpu: "gemm_wave_overhead_us" must be a number in [0, 1e+06]}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 

@@ -125,6 +125,19 @@ llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
         "passes tandem-gen generates",
         m.layers, config.microBatches, m.layers * config.microBatches,
         kMaxLayerPasses));
+  // The dialect refuses tensors above kMaxTensorBytes. Every generated
+  // tensor has at most max(seq, hidden) rows of at most max(3 x hidden,
+  // 2 x ffn) columns (q/k/v packs at most three hidden widths, a swiglu fc1
+  // two ffn widths), of at most 4 bytes: refuse a step whose bound exceeds
+  // it, rather than generate IR that does not verify. Every factor is below
+  // 2^26, so the product cannot overflow.
+  int64_t rows = std::max(config.seq, m.hidden);
+  int64_t cols = std::max(3 * m.hidden, 2 * m.ffn);
+  if (rows * cols * 4 > kMaxTensorBytes)
+    return makeError(llvm::formatv(
+        "--seq ({0}), --hidden ({1}) and --ffn ({2}) give tensors of up to "
+        "{3} x {4} elements, more than the dialect's {5} bytes per tensor",
+        config.seq, m.hidden, m.ffn, rows, cols, kMaxTensorBytes));
 
   const NodeNetwork *network = lookupNodeNetwork(config.target);
   if (!network)

@@ -29,27 +29,54 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory genCategory("tandem-gen options");
 
+/// Reports a bad boolean value in tandem-gen's one-line form
+/// ("tandem-gen: error: ..."), naming the flag and the value, instead of
+/// LLVM's option-parser wording. Returning true makes ParseCommandLineOptions
+/// exit with code 1 after the line. (Integer options are read as text and
+/// converted in readOptions for the same reason: cl::parser<int64_t> is
+/// final.)
+namespace {
+struct BoolParser : cl::parser<bool> {
+  using cl::parser<bool>::parser;
+  bool parse(cl::Option &option, StringRef, StringRef arg, bool &value) {
+    if (arg.empty() || arg == "true" || arg == "1") {
+      value = true;
+      return false;
+    }
+    if (arg == "false" || arg == "0") {
+      value = false;
+      return false;
+    }
+    llvm::errs() << "tandem-gen: error: invalid --" << option.ArgStr << " '"
+                 << arg << "': expected true, false, 1 or 0\n";
+    return true;
+  }
+};
+using BoolOpt = cl::opt<bool, false, BoolParser>;
+} // namespace
+
+/// An integer option, read as text (see BoolParser).
+using IntOpt = cl::opt<std::string>;
+
 static cl::opt<std::string> modelName(
     "model",
     cl::desc("Model preset: gpt3-175b (default), llama3-70b, llama3-8b, or "
              "custom (which needs --hidden, --heads and --ffn)"),
     cl::value_desc("name"), cl::init("gpt3-175b"), cl::cat(genCategory));
-static cl::opt<int64_t> hidden("hidden",
-                               cl::desc("Hidden size (overrides the preset's)"),
-                               cl::value_desc("n"), cl::cat(genCategory));
-static cl::opt<int64_t>
-    heads("heads", cl::desc("Attention heads (overrides the preset's)"),
-          cl::value_desc("n"), cl::cat(genCategory));
-static cl::opt<int64_t>
+static IntOpt hidden("hidden", cl::desc("Hidden size (overrides the preset's)"),
+                     cl::value_desc("n"), cl::cat(genCategory));
+static IntOpt heads("heads",
+                    cl::desc("Attention heads (overrides the preset's)"),
+                    cl::value_desc("n"), cl::cat(genCategory));
+static IntOpt
     kvHeads("kv-heads",
             cl::desc("Key/value heads, fewer than --heads for grouped-query "
                      "attention (default: the preset's, or --heads for custom "
                      "and for presets without grouped-query attention, whose "
                      "KV heads follow an overridden --heads)"),
             cl::value_desc("n"), cl::cat(genCategory));
-static cl::opt<int64_t> ffn("ffn",
-                            cl::desc("FFN inner size (overrides the preset's)"),
-                            cl::value_desc("n"), cl::cat(genCategory));
+static IntOpt ffn("ffn", cl::desc("FFN inner size (overrides the preset's)"),
+                  cl::value_desc("n"), cl::cat(genCategory));
 static cl::opt<std::string>
     mlpName("mlp",
             cl::desc("MLP: gelu (2 matrices) or swiglu (3 matrices, gate and "
@@ -60,24 +87,21 @@ static cl::opt<std::string>
              cl::desc("Normalisation: layer or rms (default: the preset's; "
                       "custom: layer)"),
              cl::value_desc("kind"), cl::cat(genCategory));
-static cl::opt<int64_t>
+static IntOpt
     layers("layers",
            cl::desc("Transformer layers (default: the preset's; custom: 1)"),
            cl::value_desc("n"), cl::cat(genCategory));
-static cl::opt<int64_t> seq("seq",
-                            cl::desc("Tokens per micro-batch (default 2048)"),
-                            cl::value_desc("n"), cl::init(2048),
-                            cl::cat(genCategory));
-static cl::opt<int64_t>
+static IntOpt seq("seq", cl::desc("Tokens per micro-batch (default 2048)"),
+                  cl::value_desc("n"), cl::init("2048"), cl::cat(genCategory));
+static IntOpt
     microBatches("micro-batches",
                  cl::desc("Micro-batches accumulated in one step (default 1)"),
-                 cl::value_desc("n"), cl::init(1), cl::cat(genCategory));
-static cl::opt<int64_t>
+                 cl::value_desc("n"), cl::init("1"), cl::cat(genCategory));
+static IntOpt
     tp("tp", cl::desc("Tensor-parallel degree, at most one node (default 8)"),
-       cl::value_desc("n"), cl::init(8), cl::cat(genCategory));
-static cl::opt<int64_t> dp("dp", cl::desc("Data-parallel degree (default 1)"),
-                           cl::value_desc("n"), cl::init(1),
-                           cl::cat(genCategory));
+       cl::value_desc("n"), cl::init("8"), cl::cat(genCategory));
+static IntOpt dp("dp", cl::desc("Data-parallel degree (default 1)"),
+                 cl::value_desc("n"), cl::init("1"), cl::cat(genCategory));
 static cl::opt<std::string>
     dtypeName("dtype", cl::desc("Element type: bf16 or f16 (default bf16)"),
               cl::value_desc("type"), cl::init("bf16"), cl::cat(genCategory));
@@ -95,12 +119,12 @@ static cl::opt<std::string> outputFilename("o",
                                                     "stdout)"),
                                            cl::value_desc("file"),
                                            cl::init("-"), cl::cat(genCategory));
-static cl::opt<bool> printNames(
+static BoolOpt printNames(
     "print-names",
     cl::desc("Name each value after its location, e.g. %l0.fc1.fprop.mb0 "
              "(default true; =false prints %0, %1, ...)"),
     cl::init(true), cl::cat(genCategory));
-static cl::opt<bool>
+static BoolOpt
     printLocations("print-locations",
                    cl::desc("Print every op's and argument's location "
                             "(its NameLoc) as loc(...)"),
@@ -116,6 +140,17 @@ static int fail(const llvm::Twine &message) {
 template <typename Range, typename NameFn>
 static std::string joinNames(const Range &range, NameFn nameOf) {
   return llvm::join(llvm::map_range(range, nameOf), ", ");
+}
+
+/// Converts an integer option's text into `value`; on failure returns the
+/// message, naming the flag and the value.
+static std::optional<std::string> readInteger(const IntOpt &option,
+                                              int64_t &value) {
+  if (llvm::to_integer(StringRef(option.getValue()), value, /*Base=*/10))
+    return std::nullopt;
+  return ("invalid --" + option.ArgStr + " '" + option.getValue() +
+          "': expected a decimal integer in [-2^63, 2^63)")
+      .str();
 }
 
 /// Fills `config` from the options; on failure returns the message.
@@ -144,21 +179,27 @@ static std::optional<std::string> readOptions(StepConfig &config) {
            ", custom";
   }
   if (hidden.getNumOccurrences())
-    model.hidden = hidden;
+    if (std::optional<std::string> error = readInteger(hidden, model.hidden))
+      return error;
   // Without --kv-heads, a model without grouped-query attention (custom, or
   // a preset whose KV heads equal its heads) keeps one KV head per head when
   // --heads changes; a GQA preset keeps its KV heads.
   bool multiHead = custom || model.kvHeads == model.heads;
   if (heads.getNumOccurrences())
-    model.heads = heads;
-  if (kvHeads.getNumOccurrences())
-    model.kvHeads = kvHeads;
-  else if (multiHead)
+    if (std::optional<std::string> error = readInteger(heads, model.heads))
+      return error;
+  if (kvHeads.getNumOccurrences()) {
+    if (std::optional<std::string> error = readInteger(kvHeads, model.kvHeads))
+      return error;
+  } else if (multiHead) {
     model.kvHeads = model.heads;
+  }
   if (ffn.getNumOccurrences())
-    model.ffn = ffn;
+    if (std::optional<std::string> error = readInteger(ffn, model.ffn))
+      return error;
   if (layers.getNumOccurrences())
-    model.layers = layers;
+    if (std::optional<std::string> error = readInteger(layers, model.layers))
+      return error;
   if (mlpName.getNumOccurrences()) {
     if (mlpName == "gelu")
       model.mlp = MlpKind::gelu;
@@ -176,10 +217,12 @@ static std::optional<std::string> readOptions(StepConfig &config) {
       return "unknown --norm '" + normName + "'; valid: layer, rms";
   }
 
-  config.seq = seq;
-  config.microBatches = microBatches;
-  config.tp = tp;
-  config.dp = dp;
+  for (auto [option, field] : {std::pair{&seq, &config.seq},
+                               {&microBatches, &config.microBatches},
+                               {&tp, &config.tp},
+                               {&dp, &config.dp}})
+    if (std::optional<std::string> error = readInteger(*option, *field))
+      return error;
 
   // FP8 training keeps BF16 master weights and per-tensor scales, which the
   // generator does not model: only one-type steps are offered.

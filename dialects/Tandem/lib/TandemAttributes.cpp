@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Dialect/Tandem/TandemOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -165,8 +166,9 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    APFloat launchOverheadUs) {
   if (name.empty())
     return emitError() << "target name must not be empty";
-  if (smCount <= 0)
-    return emitError() << "target '" << name << "': sm_count must be positive";
+  if (smCount <= 0 || smCount > kMaxSmCount)
+    return emitError() << "target '" << name << "': sm_count must be in [1, "
+                       << kMaxSmCount << "], got " << smCount;
   for (auto [key, value] :
        {std::pair<StringRef, double>{"bf16_tflops",
                                      bf16Tflops.convertToDouble()},
@@ -174,9 +176,12 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
         {"fp8_tflops", fp8Tflops.convertToDouble()},
         {"f32_tflops", f32Tflops.convertToDouble()},
         {"hbm_gbps", hbmGbps.convertToDouble()}})
-    if (!(value > 0.0) || !std::isfinite(value))
+    // A rate outside these bounds would make a time 0 or infinite (NaN
+    // fails both comparisons).
+    if (!(value >= kMinRate && value <= kMaxRate))
       return emitError() << "target '" << name << "': " << key
-                         << " must be positive and finite, got " << value;
+                         << " must be in [" << kMinRate << ", " << kMaxRate
+                         << "], got " << value;
   if (hbmBytes <= 0)
     return emitError() << "target '" << name
                        << "': hbm_bytes must be positive";
@@ -184,21 +189,24 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
        {std::pair<StringRef, double>{"gemm_efficiency",
                                      gemmEfficiency.convertToDouble()},
         {"hbm_efficiency", hbmEfficiency.convertToDouble()}})
-    if (!(value > 0.0 && value <= 1.0))
+    if (!(value >= kMinEfficiency && value <= 1.0))
       return emitError() << "target '" << name << "': " << key
-                         << " must be in (0, 1], got " << value;
+                         << " must be in [" << kMinEfficiency << ", 1], got "
+                         << value;
   if (collectiveSms < 1 || collectiveSms >= smCount)
     return emitError() << "target '" << name
                        << "': collective_sms must be in [1, sm_count), got "
                        << collectiveSms;
-  if (gemmTileM <= 0 || gemmTileN <= 0)
+  if (gemmTileM <= 0 || gemmTileN <= 0 || gemmTileM > kMaxGemmTile ||
+      gemmTileN > kMaxGemmTile)
     return emitError() << "target '" << name
-                       << "': gemm tile sizes must be positive";
+                       << "': gemm tile sizes must be in [1, " << kMaxGemmTile
+                       << "], got " << gemmTileM << "x" << gemmTileN;
   double launch = launchOverheadUs.convertToDouble();
-  if (!(launch >= 0.0) || !std::isfinite(launch))
+  if (!(launch >= 0.0 && launch <= kMaxLatencyUs))
     return emitError() << "target '" << name
-                       << "': launch_overhead_us must be finite and not "
-                          "negative";
+                       << "': launch_overhead_us must be in [0, "
+                       << kMaxLatencyUs << "], got " << launch;
   return success();
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -17,12 +18,27 @@ using namespace mlir::tandem;
 #include "tandem/Dialect/Tandem/TandemOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
+// FutureType
+//===----------------------------------------------------------------------===//
+
+LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 RankedTensorType valueType) {
+  if (!isBoundedTensorType(valueType))
+    return emitError() << "future value type must be a statically shaped "
+                          "tensor of at most 2^48 bytes, got "
+                       << valueType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
 int64_t mlir::tandem::getTensorBytes(RankedTensorType type) {
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * ((bits + 7) / 8);
+  // Verified IR holds bounded tensors only (Tandem_AnyTensor); saturate
+  // rather than overflow on anything else.
+  return getBoundedTensorBytes(type.getShape(), type.getElementType())
+      .value_or(kMaxTensorBytes);
 }
 
 static double bytesOf(Value v) {
@@ -66,13 +82,27 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
 // GroupOp
 //===----------------------------------------------------------------------===//
 
+/// Checks a link bandwidth (GB/s) and latency (us) against the bounds that
+/// keep transfer times positive and finite (TandemBounds.h). `what` is
+/// "link" or "inter-node".
+static LogicalResult verifyLinkFigures(GroupOp op, StringRef what,
+                                       double bandwidth, double latency) {
+  // Written so that NaN fails both comparisons.
+  if (!(bandwidth >= kMinBandwidthGbps && bandwidth <= kMaxBandwidthGbps))
+    return op.emitOpError()
+           << what << " bandwidth must be in [" << kMinBandwidthGbps << ", "
+           << kMaxBandwidthGbps << "] GB/s, got " << bandwidth;
+  if (!(latency >= 0.0 && latency <= kMaxLatencyUs))
+    return op.emitOpError() << what << " latency must be in [0, "
+                            << kMaxLatencyUs << "] us, got " << latency;
+  return success();
+}
+
 LogicalResult GroupOp::verify() {
-  double bandwidth = getLinkBandwidthGbps().convertToDouble();
-  double latency = getLinkLatencyUs().convertToDouble();
-  if (!(bandwidth > 0.0) || !std::isfinite(bandwidth))
-    return emitOpError("link bandwidth must be positive and finite");
-  if (!(latency >= 0.0) || !std::isfinite(latency))
-    return emitOpError("link latency must be finite and not negative");
+  if (failed(verifyLinkFigures(*this, "link",
+                               getLinkBandwidthGbps().convertToDouble(),
+                               getLinkLatencyUs().convertToDouble())))
+    return failure();
   int64_t size = getSize();
   bool hasNodeFields = getGpusPerNode() || getInterNodeBandwidthGbps() ||
                        getInterNodeLatencyUs();
@@ -84,22 +114,18 @@ LogicalResult GroupOp::verify() {
                          "inter_node_bandwidth_gbps and "
                          "inter_node_latency_us");
     int64_t perNode = static_cast<int64_t>(*getGpusPerNode());
-    if (perNode < 1)
-      return emitOpError("gpus_per_node must be positive, got ") << perNode;
+    if (perNode < 1 || perNode > size)
+      return emitOpError("gpus_per_node must be in [1, size = ")
+             << size << "], got " << perNode;
     if (size % perNode != 0)
       return emitOpError("group size ")
              << size << " is not a multiple of gpus_per_node " << perNode;
-    double interBandwidth = getInterNodeBandwidthGbps()->convertToDouble();
-    double interLatency = getInterNodeLatencyUs()->convertToDouble();
-    if (!(interBandwidth > 0.0) || !std::isfinite(interBandwidth))
-      return emitOpError("inter-node bandwidth must be positive and finite");
-    if (!(interLatency >= 0.0) || !std::isfinite(interLatency))
-      return emitOpError(
-          "inter-node latency must be finite and not negative");
-    return success();
+    return verifyLinkFigures(*this, "inter-node",
+                             getInterNodeBandwidthGbps()->convertToDouble(),
+                             getInterNodeLatencyUs()->convertToDouble());
   }
   case Topology::full_mesh:
-    if (getLinksPerGpu() < size - 1)
+    if (int64_t(getLinksPerGpu()) < size - 1)
       return emitOpError("a full mesh of ")
              << size << " GPUs needs at least " << size - 1
              << " links per GPU, got " << getLinksPerGpu();
@@ -189,15 +215,25 @@ static LogicalResult verifyAttentionShapes(Operation *op, RankedTensorType qkv,
     return op->emitOpError("num_heads (")
            << numHeads << ") must be a multiple of num_kv_heads ("
            << numKvHeads << ")";
-  int64_t qkvCols = (numHeads + 2 * numKvHeads) * headDim;
+  // Head counts are unbounded attributes: compute the column counts with
+  // checked arithmetic and report an overflow as the mismatch it implies.
+  std::optional<int64_t> heads =
+      llvm::checkedMulAdd<int64_t>(2, numKvHeads, numHeads);
+  std::optional<int64_t> qkvColsOr =
+      heads ? llvm::checkedMul(*heads, headDim) : std::nullopt;
+  std::optional<int64_t> outCols = llvm::checkedMul(numHeads, headDim);
+  if (!qkvColsOr || !outCols || *qkvColsOr > kMaxTensorBytes)
+    return op->emitOpError("head counts and head_dim give more than 2^48 "
+                           "columns: (")
+           << numHeads << " + 2 * " << numKvHeads << ") * " << headDim;
+  int64_t qkvCols = *qkvColsOr;
   if (qkv.getShape()[1] != qkvCols)
     return op->emitOpError("packed q/k/v needs ")
            << qkvCols << " columns ((" << numHeads << " + 2 * " << numKvHeads
            << ") * " << headDim << "), got " << qkv.getShape()[1];
-  if (out.getShape()[0] != qkv.getShape()[0] ||
-      out.getShape()[1] != numHeads * headDim)
+  if (out.getShape()[0] != qkv.getShape()[0] || out.getShape()[1] != *outCols)
     return op->emitOpError("output must be ")
-           << qkv.getShape()[0] << "x" << numHeads * headDim << ", got "
+           << qkv.getShape()[0] << "x" << *outCols << ", got "
            << shapeStr(out.getShape());
   if (qkv.getElementType() != out.getElementType())
     return op->emitOpError("q/k/v and output element types differ");
@@ -416,8 +452,9 @@ LogicalResult OpaqueOp::verify() {
   if (getKernel().empty())
     return emitOpError("kernel name must not be empty");
   double flops = getDeclaredFlops().convertToDouble();
-  if (!(flops >= 0.0) || std::isinf(flops))
-    return emitOpError("flops must be finite and not negative, got ") << flops;
+  if (!(flops >= 0.0 && flops <= kMaxDeclaredFlops))
+    return emitOpError("flops must be in [0, ")
+           << kMaxDeclaredFlops << "], got " << flops;
   if (getResults().empty())
     return emitOpError("must have at least one result: an opaque op without "
                        "results would be dead code");
@@ -507,11 +544,20 @@ static LogicalResult verifyGroupScaledDim(Operation *op,
   if (!group)
     return op->emitOpError() << groupRef << " does not name a tandem.group";
   int64_t size = group.getSize();
-  if (big.getShape()[dim] != size * small.getShape()[dim])
-    return op->emitOpError()
-           << relation << ": dimension " << dim << " must be " << size
-           << " (group size) x " << small.getShape()[dim] << " = "
-           << size * small.getShape()[dim] << ", got " << big.getShape()[dim];
+  // Both factors are bounded (2^20 ranks, 2^48 elements), but the product
+  // may not fit: an overflow is a mismatch, never a wrapped match.
+  std::optional<int64_t> expected =
+      llvm::checkedMul(size, small.getShape()[dim]);
+  if (!expected || big.getShape()[dim] != *expected) {
+    auto diag = op->emitOpError()
+                << relation << ": dimension " << dim << " must be " << size
+                << " (group size) x " << small.getShape()[dim] << " = ";
+    if (expected)
+      diag << *expected;
+    else
+      diag << "(overflows int64)";
+    return diag << ", got " << big.getShape()[dim];
+  }
   return success();
 }
 
@@ -623,7 +669,12 @@ static LogicalResult verifyAllToAllSymbols(OpT op,
            << ") is not divisible by the group size " << size;
   SmallVector<int64_t> expected(input.getShape());
   expected[split] /= size;
-  expected[concat] *= size;
+  std::optional<int64_t> concatSize = llvm::checkedMul(expected[concat], size);
+  if (!concatSize)
+    return op.emitOpError("concat dimension ")
+           << concat << " (" << expected[concat] << ") times the group size "
+           << size << " overflows int64";
+  expected[concat] = *concatSize;
   if (op.getResultTensorType().getShape() != ArrayRef<int64_t>(expected))
     return op.emitOpError("result shape must be ")
            << shapeStr(expected) << ", got "
@@ -724,7 +775,10 @@ LogicalResult SliceOp::verify() {
     return emitOpError("chunk ") << getChunk() << " is out of range for "
                                  << chunks << " chunks";
   int64_t size = input.getShape()[getDim()];
-  if (size % (chunks * groups) != 0)
+  // ODS bounds both factors (1024 chunks, 2^20 groups); the product is
+  // checked all the same, as every size product in the dialect is.
+  std::optional<int64_t> blocks = llvm::checkedMul(chunks, groups);
+  if (!blocks || size % *blocks != 0)
     return emitOpError("dimension ")
            << getDim() << " (" << size << ") is not divisible by "
            << groups << " group(s) x " << chunks << " chunks";
@@ -755,7 +809,13 @@ static LogicalResult verifyAssembly(Operation *op, ValueRange inputs,
     return op->emitOpError("input dimension ")
            << dim << " (" << piece << ") is not divisible by " << interleave
            << " group(s)";
-  int64_t expected = piece * int64_t(inputs.size());
+  std::optional<int64_t> expectedOr =
+      llvm::checkedMul(piece, int64_t(inputs.size()));
+  if (!expectedOr)
+    return op->emitOpError("result dimension ")
+           << dim << " would be " << inputs.size() << " x " << piece
+           << ", which overflows int64";
+  int64_t expected = *expectedOr;
   if (result.getShape()[dim] != expected)
     return op->emitOpError("result dimension ")
            << dim << " must be " << expected << ", got "

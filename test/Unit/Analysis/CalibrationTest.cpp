@@ -33,10 +33,10 @@ TEST(Calibration, RejectsBadCalibration) {
       {R"({"contention": []})", "\"version\" must be 1"},
       {R"({"version": 1, "contention": []})", "non-empty array"},
       {R"({"version": 1, "contention": [{"gemm_slowdown": 1.1}]})",
-       "\"comm_sms\" must be a positive integer"},
+       "\"comm_sms\" must be an integer in [1, 4096]"},
       {R"({"version": 1, "contention": [{"comm_sms": 8, "gemm_slowdown": 0.5,
            "memory_slowdown": 1, "comm_slowdown": 1}]})",
-       "\"gemm_slowdown\" must be a number >= 1.0"},
+       "\"gemm_slowdown\" must be a number in [1, 1000]"},
       {R"({"version": 1, "contention": [
            {"comm_sms": 16, "gemm_slowdown": 1, "memory_slowdown": 1,
             "comm_slowdown": 1},

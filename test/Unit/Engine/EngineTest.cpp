@@ -10,6 +10,8 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace mlir::tandem;
 using namespace mlir::tandem::sim;
 
@@ -135,6 +137,22 @@ TEST(Engine, DeadlockIsReportedNotHung) {
   EXPECT_NE(error.find("deadlocks"), std::string::npos) << error;
   EXPECT_NE(error.find("'wait'"), std::string::npos) << error;
 }
+// Issue 13 row 6: a duration of infinity (a rate of 0), NaN, or a denormal
+// (an infinite rate) made the step infinite or NaN, and the loop never
+// ended.
+TEST(Engine, NonFiniteDurationIsReportedNotHung) {
+  for (double us : {std::numeric_limits<double>::infinity(),
+                    std::numeric_limits<double>::quiet_NaN(), 1e-320}) {
+    Problem p;
+    p.tasks = {memoryTask("a", 0, 10), memoryTask("bad", 1, us)};
+    std::string error;
+    EXPECT_FALSE(simulate(p, error).has_value()) << us;
+    EXPECT_NE(error.find("'bad' has no positive, finite rate"),
+              std::string::npos)
+        << error;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // SM residency (Problem::gemmsHoldSms)
 //===----------------------------------------------------------------------===//

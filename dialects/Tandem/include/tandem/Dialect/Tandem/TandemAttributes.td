@@ -139,6 +139,11 @@ def Tandem_TargetAttr : AttrDef<Tandem_Dialect, "Target"> {
     computes per CTA (used for wave quantisation); `launch_overhead_us`, the
     fixed cost of one kernel. Presets: `h100`, `h200`, `mi300x`;
     docs/cost-model.md gives the source of every value.
+
+    Bounds (TandemBounds.h), so that every time the cost model derives is
+    positive and finite: `sm_count` in [1, 4096]; peaks and `hbm_gbps` in
+    [1e-3, 1e7]; efficiencies in [1e-3, 1]; tiles in [1, 4096];
+    `launch_overhead_us` in [0, 1e6].
   }];
   let parameters = (ins
     StringRefParameter<"preset or device name">:$name,

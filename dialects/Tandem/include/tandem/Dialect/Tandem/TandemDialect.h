@@ -13,6 +13,8 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Operation.h"
 
+#include "tandem/Dialect/Tandem/TandemBounds.h"
+
 #include "tandem/Dialect/Tandem/TandemOpsDialect.h.inc"
 
 #include "tandem/Dialect/Tandem/TandemEnums.h.inc"

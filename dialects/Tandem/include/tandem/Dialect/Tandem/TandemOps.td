@@ -37,6 +37,11 @@ def Tandem_GroupOp : Tandem_Op<"group", [Symbol, HasParent<"::mlir::ModuleOp">]>
     `link_bandwidth_gbps` is per link and per direction, in GB/s (10^9 B/s);
     `link_latency_us` is the fixed cost of one communication step.
 
+    Bounds (TandemBounds.h), so that every transfer time is positive and
+    finite: `size` and `links_per_gpu` in [1, 2^20]; link bandwidths (intra-
+    and inter-node) in [1e-3, 1e7] GB/s; latencies in [0, 1e6] us;
+    `gpus_per_node` in [1, size].
+
     ```mlir
     tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
     tandem.group @mesh size(8) full_mesh links(7 x 64.0 GBps, 2.0 us)
@@ -47,9 +52,9 @@ def Tandem_GroupOp : Tandem_Op<"group", [Symbol, HasParent<"::mlir::ModuleOp">]>
   }];
   let arguments = (ins
     SymbolNameAttr:$sym_name,
-    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$size,
+    ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<1048576>]>:$size,
     Tandem_TopologyAttr:$topology,
-    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$links_per_gpu,
+    ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<1048576>]>:$links_per_gpu,
     F64Attr:$link_bandwidth_gbps,
     F64Attr:$link_latency_us,
     OptionalAttr<I64Attr>:$gpus_per_node,
@@ -236,7 +241,9 @@ def Tandem_OpaqueOp : Tandem_ComputeOp<"opaque",
     Stands for compute that Tandem does not model in detail, such as a kernel
     imported from another compiler's program or a model's loss. It states its
     FLOPs and the bytes it moves; the cost model charges the roofline of both.
-    It has value semantics and at least one result.
+    It has value semantics and at least one result. The FLOPs are in
+    [0, 1e24] and the bytes in [0, 2^48] (TandemBounds.h), so that its time is
+    finite.
 
     ```mlir
     %dy = tandem.opaque "loss_grad"(%y) flops(1.0e9) bytes(8388608)
@@ -245,7 +252,8 @@ def Tandem_OpaqueOp : Tandem_ComputeOp<"opaque",
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<AnyType>:$inputs,
                    F64Attr:$declared_flops,
-                   ConfinedAttr<I64Attr, [IntNonNegative]>:$declared_bytes,
+                   ConfinedAttr<I64Attr, [IntNonNegative,
+                                          IntMaxValue<281474976710656>]>:$declared_bytes,
                    OptionalAttr<StrAttr>:$layer);
   let results = (outs Variadic<Tandem_AnyTensor>:$results);
   let assemblyFormat = [{
@@ -272,6 +280,9 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
     Along dimension 0 the blocks are contiguous rows, so the op is a view
     that moves no bytes; along other dimensions it is a copy.
 
+    Bounds (TandemBounds.h): `chunks` in [1, 1024] (a pipeline's depth),
+    `interleave` in [1, 2^20] (a group size).
+
     ```mlir
     %c = tandem.slice %a dim 0 chunk 1 of 4 interleave 8
         : tensor<2048x1024xbf16> -> tensor<512x1024xbf16>
@@ -280,8 +291,10 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
   let arguments = (ins Tandem_AnyTensor:$input,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$chunk,
-                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunks,
-                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>,
+                                          IntMaxValue<1024>]>:$chunks,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>,
+                                                  IntMaxValue<1048576>]>,
                                      "1">:$interleave);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{
@@ -303,7 +316,7 @@ def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
 
     Along dimension 0 the producers can write their chunks in place (a
     strided or batched GEMM output), so the op moves no bytes; along other
-    dimensions it is a copy.
+    dimensions it is a copy. `interleave` is in [1, 2^20] (a group size).
 
     ```mlir
     %y = tandem.concat %y0, %y1 dim 0 interleave 8
@@ -312,7 +325,8 @@ def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
   }];
   let arguments = (ins Variadic<Tandem_AnyTensor>:$inputs,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
-                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>,
+                                                  IntMaxValue<1048576>]>,
                                      "1">:$interleave);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{

@@ -23,8 +23,16 @@ def Tandem_FutureType : TypeDef<Tandem_Dialect, "Future"> {
   }];
   let parameters = (ins "::mlir::RankedTensorType":$valueType);
   let assemblyFormat = "`<` $valueType `>`";
+  // The value type obeys the bounds of Tandem_AnyTensor.
+  let genVerifyDecl = 1;
 }
 
-def Tandem_AnyTensor : StaticShapeTensorOf<[AnyFloat, AnyInteger]>;
+// Every tensor the dialect's ops take or yield: a static shape of integer or
+// float elements and at most 2^48 bytes (kMaxTensorBytes, TandemBounds.h),
+// so that sizes and byte counts derived from it cannot overflow.
+def Tandem_AnyTensor : RankedTensorOf<[AnyFloat, AnyInteger],
+    [HasStaticShapePred,
+     CPred<"::mlir::tandem::isBoundedTensorType($_self)">],
+    "statically shaped tensor of at most 2^48 bytes">;
 
 #endif // TANDEM_TYPES_TD
