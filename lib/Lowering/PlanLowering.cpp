@@ -435,18 +435,19 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
     p.exposedCommUs = report->exposedCommUs;
     p.boundUs = report->boundUs;
     plan.prediction = p;
-    // One simulator task per non-terminator op, in program order.
-    llvm::DenseMap<Operation *, unsigned> taskOf;
-    unsigned index = 0;
-    for (Operation &op : block)
-      if (!isa<func::ReturnOp>(op))
-        taskOf[&op] = index++;
-    if (index == report->result.timings.size())
-      for (size_t i = 0; i < plan.steps.size(); ++i) {
-        const sim::Timing &t = report->result.timings[taskOf[opOfStep[i]]];
-        plan.steps[i].predictedStartUs = t.startUs;
-        plan.steps[i].predictedDurationUs = t.endUs - t.startUs;
-      }
+    // Each step's task in the schedule model: when it runs in the
+    // schedule, and its time alone (the emulated fabric paces collectives
+    // to it).
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      std::optional<unsigned> task = report->model.taskOf(opOfStep[i]);
+      if (!task)
+        continue;
+      const sim::Timing &t = report->result.timings[*task];
+      plan.steps[i].predictedStartUs = t.startUs;
+      plan.steps[i].predictedDurationUs = t.endUs - t.startUs;
+      plan.steps[i].predictedAloneUs =
+          report->model.problem().tasks[*task].aloneUs;
+    }
   }
 
   std::string error = rt::validatePlan(plan);

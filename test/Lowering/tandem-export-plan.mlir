@@ -1,6 +1,7 @@
 // RUN: tandem-opt %s --tandem-export-plan="file=%t.ref.json" -o /dev/null \
 // RUN:   --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=REMARK-REF
 // RUN: FileCheck %s --check-prefix=REF < %t.ref.json
+// RUN: FileCheck %s --check-prefix=ALONE < %t.ref.json
 // RUN: tandem-opt %s --tandem-overlap="strategy=bulk" \
 // RUN:   --tandem-export-plan="file=%t.bulk.json" -o /dev/null \
 // RUN:   --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=REMARK-BULK
@@ -127,3 +128,11 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 // CHUNK-ASYNC:      "op": "tandem.slice",
 // CHUNK-ASYNC-NEXT: "outputs": [],
 // CHUNK-ASYNC-NEXT: "record_event": 0,
+
+// Every simulated step carries its time alone beside its time in the
+// schedule (the emulated fabric paces collectives to it); serially they are
+// equal.
+// ALONE:      "collective": "all_gather",
+// ALONE:      "predicted": {
+// ALONE-NEXT:   "alone_us": [[ALONE:[0-9.]+]],
+// ALONE-NEXT:   "duration_us": [[ALONE]],
