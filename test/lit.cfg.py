@@ -54,3 +54,34 @@ if config.tandem_runtime_enabled in ("ON", "TRUE", "1"):
 else:
     lit_config.note("GPU tests skipped: the CUDA runtime was not built "
                     "(no CUDA toolkit with cuBLASLt and NCCL found)")
+
+# tandem-import is Python on jaxlib's MLIR bindings: its tests need a Python
+# that imports jax, the set-up's (<build>/python-venv, made by
+# tools/tandem-dev.sh) or else python3 on PATH. `%tandem-import` runs the
+# launcher in bin/ when the build configured it, else the package in the
+# source tree. Without jax the tests say `REQUIRES: jax` and are UNSUPPORTED.
+import shutil
+
+_import_pythons = [os.path.join(config.tandem_obj_root, "python-venv", "bin", "python3"),
+                   shutil.which("python3") or ""]
+for _py in _import_pythons:
+    if not _py or not os.path.exists(_py):
+        continue
+    try:
+        _ok = subprocess.run([_py, "-c", "import jax, jaxlib.mlir.ir"],
+                             capture_output=True, timeout=300).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        _ok = False
+    if _ok:
+        config.available_features.add("jax")
+        _launcher = os.path.join(config.tandem_tools_dir, "tandem-import")
+        if os.path.exists(_launcher):
+            _cmd = "env TANDEM_PYTHON=%s %s" % (_py, _launcher)
+        else:
+            _cmd = "env PYTHONPATH=%s %s -m tandem_import" % (
+                os.path.join(config.tandem_src_root, "tools", "tandem-import"), _py)
+        config.substitutions.append(("%tandem-import", _cmd))
+        break
+else:
+    lit_config.note("tandem-import tests skipped: no Python that imports jax "
+                    "(bash tools/tandem-dev.sh installs it into <build>/python-venv)")

@@ -15,7 +15,11 @@ BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-2}
 LLVM_BIN=/usr/lib/llvm-22/bin
 PACKAGES=(cmake ninja-build g++ llvm-22-dev llvm-22-tools libmlir-22-dev
-          mlir-22-tools libgtest-dev)
+          mlir-22-tools libgtest-dev python3 python3-venv)
+# tandem-import reads StableHLO through jaxlib's MLIR bindings: jax (CPU
+# wheels from PyPI) goes into $BUILD_DIR/python-venv, which the importer's
+# launcher and its lit tests use.
+JAX_VERSION=0.10.2
 # The fuzz mode also needs clang and its libFuzzer/sanitizer runtimes.
 FUZZ_PACKAGES=(clang-22 libclang-rt-22-dev)
 
@@ -45,6 +49,18 @@ install_missing() {
   fi
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+}
+
+install_python_packages() {
+  local venv="$BUILD_DIR/python-venv"
+  if "$venv/bin/python3" -c "import sys, jax; sys.exit(jax.__version__ != '$JAX_VERSION')" \
+      2>/dev/null; then
+    echo "== python: jax $JAX_VERSION present"
+    return
+  fi
+  echo "== installing jax==$JAX_VERSION into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check "jax==$JAX_VERSION"
 }
 
 build() {
@@ -131,8 +147,8 @@ run_fuzz() {
 
 [ $# -eq 1 ] || usage
 case "$1" in
-example) install_missing; build; run_example ;;
-test) install_missing; build; run_tests ;;
+example) install_missing; install_python_packages; build; run_example ;;
+test) install_missing; install_python_packages; build; run_tests ;;
 fuzz) install_missing "${FUZZ_PACKAGES[@]}"; run_fuzz ;;
 *) usage ;;
 esac

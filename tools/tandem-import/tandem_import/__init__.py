@@ -1,0 +1,13 @@
+"""tandem-import: StableHLO (as JAX lowers it) -> a tandem training step.
+
+Library use::
+
+    from tandem_import import import_stablehlo
+    result = import_stablehlo(open("step.mlir").read(), target="h200")
+    open("step.tandem.mlir", "w").write(result.text)
+    for remark in result.remarks: print(remark)
+
+docs/import.md lists what is mapped to what and what is refused.
+"""
+
+from .driver import ImportResult, TandemImportError, import_stablehlo  # noqa: F401
