@@ -129,7 +129,9 @@ static bool parseGpuSection(const llvm::json::Value &value,
                                                    "gemm_tile_m",
                                                    "gemm_tile_n",
                                                    "gemm_wave_overhead_us",
-                                                   "gemms_hold_sms"};
+                                                   "gemms_hold_sms",
+                                                   "attention_efficiency",
+                                                   "attention_grad_efficiency"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
   if (const llvm::json::Value *device = obj->get("device")) {
@@ -188,7 +190,11 @@ static bool parseGpuSection(const llvm::json::Value &value,
          readInteger("gemm_tile_m", gpu.gemmTileM, kMaxGemmTile) &&
          readInteger("gemm_tile_n", gpu.gemmTileN, kMaxGemmTile) &&
          readNumber("gemm_wave_overhead_us", gpu.gemmWaveOverheadUs, 0.0,
-                    kMaxLatencyUs);
+                    kMaxLatencyUs) &&
+         readNumber("attention_efficiency", gpu.attentionEfficiency,
+                    kMinEfficiency, 1.0) &&
+         readNumber("attention_grad_efficiency", gpu.attentionGradEfficiency,
+                    kMinEfficiency, 1.0);
 }
 
 /// Reads the optional "comm" object (tandem-fit --collectives writes it).
@@ -370,6 +376,10 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
     spec.gemmWaveOverheadUs = *gpu.gemmWaveOverheadUs;
   if (gpu.gemmsHoldSms)
     spec.gemmsHoldSms = *gpu.gemmsHoldSms;
+  if (gpu.attentionEfficiency)
+    spec.attentionEfficiency = *gpu.attentionEfficiency;
+  if (gpu.attentionGradEfficiency)
+    spec.attentionGradEfficiency = *gpu.attentionGradEfficiency;
   return true;
 }
 
@@ -491,7 +501,10 @@ std::optional<ComputeEstimate> CostModel::compute(const ComputeCostInputs &in,
   double computeUs = 0.0;
   switch (kind) {
   case ComputeKind::attention:
-    computeUs = flops / (peak * kAttentionEfficiency / 1e6);
+    computeUs = flops / (peak * spec.attentionEfficiency / 1e6);
+    break;
+  case ComputeKind::attention_grad:
+    computeUs = flops / (peak * spec.attentionGradEfficiency / 1e6);
     break;
   case ComputeKind::opaque:
   case ComputeKind::gemm:

@@ -179,8 +179,7 @@ LogicalResult MatmulOp::verify() {
            << d.k << ", rhs gives K = " << d.kRhs;
   if (resultType.getShape()[0] != d.m || resultType.getShape()[1] != d.n)
     return emitOpError("result shape must be ")
-           << d.m << "x" << d.n << ", got "
-           << shapeStr(resultType.getShape());
+           << d.m << "x" << d.n << ", got " << shapeStr(resultType.getShape());
   return success();
 }
 
@@ -206,15 +205,14 @@ std::optional<GemmShape> MatmulOp::getGemmShape() {
 
 static LogicalResult verifyAttentionShapes(Operation *op, RankedTensorType qkv,
                                            RankedTensorType out,
-                                           int64_t numHeads,
-                                           int64_t numKvHeads,
+                                           int64_t numHeads, int64_t numKvHeads,
                                            int64_t headDim) {
   if (qkv.getRank() != 2 || out.getRank() != 2)
     return op->emitOpError("q/k/v and output must be 2-D [tokens, features]");
   if (numHeads % numKvHeads != 0)
     return op->emitOpError("num_heads (")
-           << numHeads << ") must be a multiple of num_kv_heads ("
-           << numKvHeads << ")";
+           << numHeads << ") must be a multiple of num_kv_heads (" << numKvHeads
+           << ")";
   // Head counts are unbounded attributes: compute the column counts with
   // checked arithmetic and report an overflow as the mismatch it implies.
   std::optional<int64_t> heads =
@@ -254,8 +252,8 @@ LogicalResult AttentionOp::verify() {
 }
 ComputeKind AttentionOp::getComputeKind() { return ComputeKind::attention; }
 double AttentionOp::getFlops() {
-  return attentionForwardFlops(getQkv().getType().getShape()[0],
-                               getNumHeads(), getHeadDim(), getCausal());
+  return attentionForwardFlops(getQkv().getType().getShape()[0], getNumHeads(),
+                               getHeadDim(), getCausal());
 }
 double AttentionOp::getBytesAccessed() {
   return bytesOf(getQkv()) + bytesOf(getResult());
@@ -276,7 +274,7 @@ LogicalResult AttentionGradOp::verify() {
   return success();
 }
 ComputeKind AttentionGradOp::getComputeKind() {
-  return ComputeKind::attention;
+  return ComputeKind::attention_grad;
 }
 // Backward runs five S x S GEMM-like products against the forward's two
 // (dV, dP, dS->dQ, dK and the recomputed QK^T): 2.5x the forward FLOPs.
@@ -300,8 +298,7 @@ static LogicalResult verifyNormWeight(Operation *op, RankedTensorType input,
                                       RankedTensorType weight) {
   if (input.getRank() < 1)
     return op->emitOpError("input must have at least one dimension");
-  if (weight.getRank() != 1 ||
-      weight.getShape()[0] != input.getShape().back())
+  if (weight.getRank() != 1 || weight.getShape()[0] != input.getShape().back())
     return op->emitOpError("weight must be 1-D of the input's last dimension (")
            << input.getShape().back() << "), got "
            << shapeStr(weight.getShape());
@@ -330,9 +327,8 @@ LogicalResult NormGradOp::verify() {
 ComputeKind NormGradOp::getComputeKind() { return ComputeKind::memory; }
 double NormGradOp::getFlops() { return 8.0 * elementsOf(getInput()); }
 double NormGradOp::getBytesAccessed() {
-  return bytesOf(getOutputGrad()) + bytesOf(getInput()) +
-         bytesOf(getWeight()) + bytesOf(getInputGrad()) +
-         bytesOf(getWeightGrad());
+  return bytesOf(getOutputGrad()) + bytesOf(getInput()) + bytesOf(getWeight()) +
+         bytesOf(getInputGrad()) + bytesOf(getWeightGrad());
 }
 Type NormGradOp::getComputeElementType() {
   return getInput().getType().getElementType();
@@ -508,8 +504,8 @@ static LogicalResult verifyCollectiveCommon(CollectiveOpInterface op) {
 static LogicalResult checkDim(Operation *op, StringRef what, int64_t dim,
                               int64_t rank) {
   if (dim >= rank)
-    return op->emitOpError() << what << " " << dim
-                             << " is out of range for rank " << rank;
+    return op->emitOpError()
+           << what << " " << dim << " is out of range for rank " << rank;
   return success();
 }
 
@@ -519,28 +515,25 @@ static LogicalResult verifyScaledDim(Operation *op, RankedTensorType small,
                                      RankedTensorType big, int64_t dim,
                                      StringRef smallName, StringRef bigName) {
   if (small.getRank() != big.getRank())
-    return op->emitOpError() << smallName << " and " << bigName
-                             << " ranks differ";
+    return op->emitOpError()
+           << smallName << " and " << bigName << " ranks differ";
   if (failed(checkDim(op, "dim", dim, small.getRank())))
     return failure();
   for (int64_t i = 0; i < small.getRank(); ++i)
     if (i != dim && small.getShape()[i] != big.getShape()[i])
-      return op->emitOpError() << smallName << " and " << bigName
-                               << " differ in dimension " << i
-                               << "; only dimension " << dim << " may differ";
+      return op->emitOpError()
+             << smallName << " and " << bigName << " differ in dimension " << i
+             << "; only dimension " << dim << " may differ";
   return success();
 }
 
 /// Looks the group up and checks that `big.shape[dim] == size *
 /// small.shape[dim]`.
-static LogicalResult verifyGroupScaledDim(Operation *op,
-                                          SymbolTableCollection &symbols,
-                                          FlatSymbolRefAttr groupRef,
-                                          RankedTensorType small,
-                                          RankedTensorType big, int64_t dim,
-                                          StringRef relation) {
-  auto group =
-      symbols.lookupNearestSymbolFrom<GroupOp>(op, groupRef.getAttr());
+static LogicalResult
+verifyGroupScaledDim(Operation *op, SymbolTableCollection &symbols,
+                     FlatSymbolRefAttr groupRef, RankedTensorType small,
+                     RankedTensorType big, int64_t dim, StringRef relation) {
+  auto group = symbols.lookupNearestSymbolFrom<GroupOp>(op, groupRef.getAttr());
   if (!group)
     return op->emitOpError() << groupRef << " does not name a tandem.group";
   int64_t size = group.getSize();
@@ -565,8 +558,7 @@ static LogicalResult verifyGroupExists(Operation *op,
                                        SymbolTableCollection &symbols,
                                        FlatSymbolRefAttr groupRef,
                                        GroupOp *out = nullptr) {
-  auto group =
-      symbols.lookupNearestSymbolFrom<GroupOp>(op, groupRef.getAttr());
+  auto group = symbols.lookupNearestSymbolFrom<GroupOp>(op, groupRef.getAttr());
   if (!group)
     return op->emitOpError() << groupRef << " does not name a tandem.group";
   if (out)
@@ -589,8 +581,7 @@ TANDEM_COLLECTIVE_KIND(PermuteStartOp, permute)
 #undef TANDEM_COLLECTIVE_KIND
 
 // All-gather.
-template <typename OpT>
-static LogicalResult verifyAllGather(OpT op) {
+template <typename OpT> static LogicalResult verifyAllGather(OpT op) {
   if (failed(verifyCollectiveCommon(op)))
     return failure();
   return verifyScaledDim(op, op.getInput().getType(), op.getResultTensorType(),
@@ -600,14 +591,12 @@ template <typename OpT>
 static LogicalResult verifyAllGatherSymbols(OpT op,
                                             SymbolTableCollection &symbols) {
   return verifyGroupScaledDim(op, symbols, op.getGroupAttr(),
-                              op.getInput().getType(),
-                              op.getResultTensorType(), op.getDim(),
-                              "all-gather result");
+                              op.getInput().getType(), op.getResultTensorType(),
+                              op.getDim(), "all-gather result");
 }
 
 // Reduce-scatter.
-template <typename OpT>
-static LogicalResult verifyReduceScatter(OpT op) {
+template <typename OpT> static LogicalResult verifyReduceScatter(OpT op) {
   if (failed(verifyCollectiveCommon(op)))
     return failure();
   return verifyScaledDim(op, op.getResultTensorType(), op.getInput().getType(),
@@ -617,14 +606,12 @@ template <typename OpT>
 static LogicalResult
 verifyReduceScatterSymbols(OpT op, SymbolTableCollection &symbols) {
   return verifyGroupScaledDim(op, symbols, op.getGroupAttr(),
-                              op.getResultTensorType(),
-                              op.getInput().getType(), op.getDim(),
-                              "reduce-scatter input");
+                              op.getResultTensorType(), op.getInput().getType(),
+                              op.getDim(), "reduce-scatter input");
 }
 
 // All-reduce.
-template <typename OpT>
-static LogicalResult verifyAllReduce(OpT op) {
+template <typename OpT> static LogicalResult verifyAllReduce(OpT op) {
   if (failed(verifyCollectiveCommon(op)))
     return failure();
   if (op.getInput().getType() != op.getResultTensorType())
@@ -638,8 +625,7 @@ static LogicalResult verifyAllReduceSymbols(OpT op,
 }
 
 // All-to-all.
-template <typename OpT>
-static LogicalResult verifyAllToAll(OpT op) {
+template <typename OpT> static LogicalResult verifyAllToAll(OpT op) {
   if (failed(verifyCollectiveCommon(op)))
     return failure();
   RankedTensorType input = op.getInput().getType();
@@ -683,8 +669,7 @@ static LogicalResult verifyAllToAllSymbols(OpT op,
 }
 
 // Permute.
-template <typename OpT>
-static LogicalResult verifyPermute(OpT op) {
+template <typename OpT> static LogicalResult verifyPermute(OpT op) {
   if (failed(verifyCollectiveCommon(op)))
     return failure();
   if (op.getInput().getType() != op.getResultTensorType())
@@ -767,21 +752,21 @@ static LogicalResult verifySameButDim(Operation *op, RankedTensorType a,
 LogicalResult SliceOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType result = getResult().getType();
-  if (failed(verifySameButDim(*this, input, result, getDim(),
-                              "input and result")))
+  if (failed(
+          verifySameButDim(*this, input, result, getDim(), "input and result")))
     return failure();
   int64_t chunks = getChunks(), groups = getInterleave();
   if (getChunk() >= uint64_t(chunks))
-    return emitOpError("chunk ") << getChunk() << " is out of range for "
-                                 << chunks << " chunks";
+    return emitOpError("chunk ")
+           << getChunk() << " is out of range for " << chunks << " chunks";
   int64_t size = input.getShape()[getDim()];
   // ODS bounds both factors (1024 chunks, 2^20 groups); the product is
   // checked all the same, as every size product in the dialect is.
   std::optional<int64_t> blocks = llvm::checkedMul(chunks, groups);
   if (!blocks || size % *blocks != 0)
     return emitOpError("dimension ")
-           << getDim() << " (" << size << ") is not divisible by "
-           << groups << " group(s) x " << chunks << " chunks";
+           << getDim() << " (" << size << ") is not divisible by " << groups
+           << " group(s) x " << chunks << " chunks";
   if (result.getShape()[getDim()] != size / chunks)
     return emitOpError("result dimension ")
            << getDim() << " must be " << size / chunks << ", got "
@@ -833,8 +818,7 @@ LogicalResult RingConcatOp::verify() {
                         /*interleave=*/1);
 }
 
-LogicalResult
-RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
+LogicalResult RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
   GroupOp group;
   if (failed(verifyGroupExists(*this, symbols, getGroupAttr(), &group)))
     return failure();
@@ -851,7 +835,7 @@ RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
   double OP::getFlops() { return 0.0; }                                        \
   double OP::getBytesAccessed() { return layoutBytes(getDim(), getResult()); } \
   Type OP::getComputeElementType() {                                           \
-    return getResult().getType().getElementType();                            \
+    return getResult().getType().getElementType();                             \
   }
 TANDEM_LAYOUT_OP_COSTS(SliceOp)
 TANDEM_LAYOUT_OP_COSTS(ConcatOp)

@@ -21,9 +21,9 @@
 #ifndef TANDEM_ANALYSIS_COSTMODEL_H
 #define TANDEM_ANALYSIS_COSTMODEL_H
 
-#include "tandem/Engine/Contention.h"
 #include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Dialect/Tandem/TandemOps.h"
+#include "tandem/Engine/Contention.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -37,6 +37,10 @@ namespace mlir {
 namespace tandem {
 
 /// The target's numbers, read once from a TargetAttr.
+/// Fraction of tensor-core peak the presets assume attention kernels reach
+/// (docs/cost-model.md); a calibration replaces it with measured values.
+constexpr double kAttentionEfficiency = 0.60;
+
 struct GpuSpec {
   std::string name;
   int64_t smCount = 0;
@@ -57,6 +61,14 @@ struct GpuSpec {
   /// stand-in pairs); assumed for the other targets. Not a target field: a
   /// calibration file may set it ("gemms_hold_sms").
   bool gemmsHoldSms = true;
+  /// Fractions of the tensor-core peak the fused attention kernels reach,
+  /// forward and backward (the backward by the 2.5x FLOP convention). Not
+  /// target fields: the presets assume kAttentionEfficiency, a calibration
+  /// file may set them ("attention_efficiency",
+  /// "attention_grad_efficiency"; docs/cost-model.md says where the H200
+  /// values come from).
+  double attentionEfficiency = kAttentionEfficiency,
+         attentionGradEfficiency = kAttentionEfficiency;
 
   static GpuSpec fromAttr(TargetAttr attr);
   /// Dense peak FLOP/s for operands of `elementType`; 0 if unsupported.
@@ -89,6 +101,7 @@ struct GpuCalibration {
   std::optional<int64_t> gemmTileM, gemmTileN;
   std::optional<double> gemmWaveOverheadUs;
   std::optional<bool> gemmsHoldSms;
+  std::optional<double> attentionEfficiency, attentionGradEfficiency;
 };
 
 /// Communication parameters a calibration measured (the file's optional
@@ -267,9 +280,6 @@ private:
 /// The ring distance a collective moves its data over: a permute's shift, 1
 /// for every other collective (CostModel::collective's `shift`).
 int64_t collectiveShift(CollectiveOpInterface op);
-
-/// Fraction of tensor-core peak attention kernels reach (docs/cost-model.md).
-constexpr double kAttentionEfficiency = 0.60;
 
 } // namespace tandem
 } // namespace mlir

@@ -98,7 +98,8 @@ def Tandem_ComputeKind : I32EnumAttr<"ComputeKind", "compute work", [
       I32EnumAttrCase<"gemm", 0>,
       I32EnumAttrCase<"attention", 1>,
       I32EnumAttrCase<"memory", 2>,
-      I32EnumAttrCase<"opaque", 3>
+      I32EnumAttrCase<"opaque", 3>,
+      I32EnumAttrCase<"attention_grad", 4>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tandem";
