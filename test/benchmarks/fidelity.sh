@@ -1,0 +1,72 @@
+#!/bin/bash
+# Whole-step fidelity benchmark (issue 14): Tandem's runtime against the
+# simulator's prediction and against the PyTorch eager peer, side by side in
+# one session on one GPU.
+#
+#   bash test/benchmarks/fidelity.sh prepare OUTDIR   # needs tandem-opt (MLIR)
+#   bash test/benchmarks/fidelity.sh run OUTDIR       # needs a GPU (+ torch)
+#   python3 test/benchmarks/fidelity.py OUTDIR [--json FILE] # table, JSON
+#
+# Cases: TP=1 steps (real kernels only, compared with the PyTorch eager peer
+# test/benchmarks/peers/megatron_tp_layer.py on one rank) and TP=8 steps on
+# the EMULATED fabric (tandem-run --emulate-fabric: each collective a local
+# kernel paced to the plan's predicted alone time; NOT communication), every
+# strategy. CAL names the calibration every pass prices with (default: the
+# H200 calibration in results/h200-2026-12-03; CAL= for the preset alone).
+# BUILD: the build directory (its bin/ holds tandem-gen, tandem-opt or
+# tandem-run). lit never runs this file.
+set -euo pipefail
+mode=${1:?prepare or run}
+out=${2:?output directory}
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+CAL=${CAL-$here/results/h200-2026-12-03/calibration.json}
+STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
+            te-preset+reschedule auto)
+# name | tandem-gen arguments | strategies | tandem-run flags | peer args
+CASES=(
+  "llama3-8b-tp1-s2048|--model llama3-8b --layers 2 --tp 1 --seq 2048|auto||--model llama3-8b --seq 2048 --layers 2"
+  "llama3-70b-tp1-s4096|--model llama3-70b --layers 2 --tp 1 --seq 4096|auto||--model llama3-70b --seq 4096 --layers 2"
+  "llama3-70b-tp8-s4096|--model llama3-70b --layers 2 --tp 8 --seq 4096|all|--emulate-fabric|"
+  "llama3-70b-tp8-s8192|--model llama3-70b --layers 2 --tp 8 --seq 8192|all|--emulate-fabric|"
+  "gpt3-175b-tp8-s4096|--model gpt3-175b --layers 2 --tp 8 --seq 4096|all|--emulate-fabric|"
+)
+cal_opt=""
+[ -n "$CAL" ] && cal_opt=" calibration=$CAL"
+mkdir -p "$out"
+for c in "${CASES[@]}"; do
+  IFS='|' read -r name gen strats flags peer <<<"$c"
+  if [ "$strats" = all ]; then list=("${STRATEGIES[@]}"); else list=($strats); fi
+  if [ "$mode" = prepare ]; then
+    # shellcheck disable=SC2086
+    "$BUILD/bin/tandem-gen" $gen --target h200 --topology switch > "$out/$name.mlir"
+    for s in "${list[@]}"; do
+      "$BUILD/bin/tandem-opt" "$out/$name.mlir" \
+        --tandem-overlap="strategy=$s$cal_opt" \
+        --tandem-export-plan="file=$out/$name.$s.json$cal_opt" -o /dev/null \
+        2>"$out/$name.$s.log" || { cat "$out/$name.$s.log" >&2; exit 1; }
+    done
+    echo "prepared $name (${list[*]})${CAL:+ with $CAL}"
+  elif [ "$mode" = run ]; then
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+    for s in "${list[@]}"; do
+      echo "=== $name $s"
+      # shellcheck disable=SC2086
+      "$BUILD/bin/tandem-run" "$out/$name.$s.json" $flags --warmup 3 \
+        --iters 15 --json "$out/$name.$s.result.json" \
+        > "$out/$name.$s.run.txt" 2>&1 || { cat "$out/$name.$s.run.txt"; exit 1; }
+      grep -E "step time|predicted span" "$out/$name.$s.run.txt" || true
+    done
+    if [ -n "$peer" ]; then
+      echo "=== $name peer (PyTorch eager)"
+      # shellcheck disable=SC2086
+      python3 "$here/peers/megatron_tp_layer.py" $peer --warmup 3 --iters 15 \
+        --out "$out/$name.peer.json" > "$out/$name.peer.txt" 2>&1 ||
+        { cat "$out/$name.peer.txt"; exit 1; }
+      tail -c 300 "$out/$name.peer.txt"; echo
+    fi
+  else
+    echo "unknown mode '$mode' (prepare or run)" >&2
+    exit 2
+  fi
+done
