@@ -3,9 +3,10 @@
 # main example or every test.
 #
 #   bash tools/tandem-dev.sh example   # install, build, run the main job
-#   bash tools/tandem-dev.sh test      # install, build, run every test
-#   bash tools/tandem-dev.sh fuzz      # install clang, build build-fuzz, fuzz
-#                                      # each target FUZZ_SECONDS (default 30)
+#   bash tools/tandem-dev.sh test      # install, build, run every test, then
+#                                      # fuzz each target FUZZ_SECONDS (30; 0
+#                                      # skips) in build-fuzz
+#   bash tools/tandem-dev.sh fuzz      # only the fuzzing
 #
 # Environment: BUILD_DIR (default build), JOBS (default 2).
 set -euo pipefail
@@ -131,24 +132,40 @@ run_tests() {
   passed=$(awk -F: '/^ *Passed *:/ {s+=$2} END {print s+0}' "$log")
   failed=$(awk -F: '/^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {s+=$2} END {print s+0}' "$log")
   skipped=$(awk -F: '/^ *(Skipped|Unsupported|Expectedly Failed) *:/ {s+=$2} END {print s+0}' "$log")
-  echo "$passed passed, $failed failed, $skipped skipped"
+  SUMMARY="$passed passed, $failed failed, $skipped skipped"
+  echo "$SUMMARY"
   if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
     exit 1
   fi
 }
 
 # A time-boxed run of every fuzz target (docs/testing.md), in a build
-# directory of its own: test/benchmarks/fuzz-ir.sh with FUZZ_SECONDS per
-# target (the long run uses the script directly).
+# directory of its own: the IR, simulator, overlap and calibration targets
+# (test/benchmarks/fuzz-ir.sh), then the plan target
+# (test/benchmarks/fuzz-plan.sh), FUZZ_SECONDS each (30 by default; 0 skips
+# the fuzzing, with a line that says so). The long runs use the scripts
+# directly.
 run_fuzz() {
-  echo "== fuzzing: ${FUZZ_SECONDS:-30} s per target in ${FUZZ_BUILD_DIR:-build-fuzz}"
-  JOBS=$JOBS bash test/benchmarks/fuzz-ir.sh "${FUZZ_SECONDS:-30}"
+  local secs=${FUZZ_SECONDS:-30}
+  local dir=${FUZZ_BUILD_DIR:-build-fuzz}
+  if [ "$secs" = 0 ]; then
+    echo "== fuzzing: skipped (FUZZ_SECONDS=0)"
+    return
+  fi
+  echo "== fuzzing: $secs s per target in $dir"
+  FUZZ_BUILD_DIR=$dir JOBS=$JOBS bash test/benchmarks/fuzz-ir.sh "$secs"
+  ninja -C "$dir" -j"$JOBS" tandem-plan-fuzzer >/dev/null
+  BUILD="$PWD/$dir" WORKERS=1 RUNS=0 SECONDS_PER_RUN="$secs" \
+    bash test/benchmarks/fuzz-plan.sh
 }
 
 [ $# -eq 1 ] || usage
 case "$1" in
 example) install_missing; install_python_packages; build; run_example ;;
-test) install_missing; install_python_packages; build; run_tests ;;
+test)
+  install_missing "${FUZZ_PACKAGES[@]}"; install_python_packages; build
+  run_tests; run_fuzz
+  echo "$SUMMARY" ;; # The closing line again, after the fuzzing.
 fuzz) install_missing "${FUZZ_PACKAGES[@]}"; run_fuzz ;;
 *) usage ;;
 esac
