@@ -2,6 +2,7 @@
 
 #include "MoveSupport.h"
 #include "tandem/Analysis/MemoryLiveness.h"
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Scheduling/MemoryBudget.h"
 #include "tandem/Scheduling/Overlap.h"
 
@@ -369,6 +370,50 @@ static void splitWgradsToFill(Block &block, SmallVectorImpl<Window> &windows,
   }
 }
 
+/// Candidates: the window of every async collective, in program order of
+/// its start, with the communication time it can hide compute under (its
+/// time beside compute, times the fill limit). Their used time is counted
+/// by the caller.
+static SmallVector<Window> collectWindows(Block &block, OpTimer &timer,
+                                          const RescheduleOptions &options) {
+  const CostModel &model = timer.costModel();
+  SmallVector<Window> windows;
+  for (Operation &op : block) {
+    auto start = dyn_cast<CollectiveOpInterface>(&op);
+    if (!start || !start.isAsync())
+      continue;
+    Operation *wait = getWaitOf(start);
+    if (!wait)
+      continue;
+    int64_t k = getCommSms(&op).value_or(model.gpu().collectiveSms);
+    ContentionPoint c = model.contention().lookup(k);
+    windows.push_back(
+        {start, wait, options.fillLimit * timer.timeUs(start) * c.commSlowdown,
+         0.0, k, start.getCollectiveKind() == CollectiveKind::all_gather});
+  }
+  return windows;
+}
+
+/// Apply: moves `chain` (a wgrad and its accumulation) before `wait`, or
+/// puts it back where it was and returns false when that breaks the memory
+/// budget.
+static bool moveChainBefore(ArrayRef<Operation *> chain, Operation *wait,
+                            Block &block, const MemoryBudget &budget,
+                            PositionIndex &pos) {
+  SmallVector<Position> was;
+  for (Operation *op : chain)
+    was.emplace_back(op);
+  for (Operation *op : chain) {
+    op->moveBefore(wait);
+    pos.moved(op);
+  }
+  if (budget.holds(block))
+    return true;
+  for (Position &p : llvm::reverse(was))
+    p.restore(pos);
+  return false;
+}
+
 RescheduleResult
 mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
                               const RescheduleOptions &options) {
@@ -387,22 +432,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
   const GpuSpec &gpu = model.gpu();
   PositionIndex pos(block);
 
-  SmallVector<Window> windows;
-  for (Operation &op : block) {
-    auto start = dyn_cast<CollectiveOpInterface>(&op);
-    if (!start || !start.isAsync())
-      continue;
-    Operation *wait = getWaitOf(start);
-    if (!wait)
-      continue;
-    int64_t k = gpu.collectiveSms;
-    if (auto attr = op.getAttrOfType<IntegerAttr>(kCommSmsAttrName))
-      k = attr.getInt();
-    ContentionPoint c = model.contention().lookup(k);
-    windows.push_back(
-        {start, wait, options.fillLimit * timer.timeUs(start) * c.commSlowdown,
-         0.0, k, start.getCollectiveKind() == CollectiveKind::all_gather});
-  }
+  SmallVector<Window> windows = collectWindows(block, timer, options);
   // Compute already in a window uses its capacity. Estimates are cached per
   // op: ops erased below are forgotten first.
   ComputeEstimateCache estimates(model);
@@ -504,16 +534,7 @@ mlir::tandem::rescheduleWgrad(func::FuncOp func, OpTimer &timer,
         lastReason = "a later op needs its result before the windows with room";
         continue;
       }
-      SmallVector<Position> was;
-      for (Operation *op : *chain)
-        was.emplace_back(op);
-      for (Operation *op : *chain) {
-        op->moveBefore(w->wait);
-        pos.moved(op);
-      }
-      if (!guard.holds(block)) {
-        for (Position &p : llvm::reverse(was))
-          p.restore(pos);
+      if (!moveChainBefore(*chain, w->wait, block, guard, pos)) {
         lastReason = "the memory budget (" + std::to_string(guard.budget()) +
                      " bytes) leaves no room in a later window";
         continue;
