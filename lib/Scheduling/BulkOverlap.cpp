@@ -6,11 +6,7 @@
 
 using namespace mlir;
 using namespace mlir::tandem;
-using mlir::tandem::detail::describeOp;
-using mlir::tandem::detail::Position;
-
-static std::string us(double v) { return mlir::tandem::detail::formatUs(v); }
-static std::string describe(Operation *op) { return describeOp(op); }
+using namespace mlir::tandem::moves;
 
 static double windowComputeUs(Operation *start, Operation *wait,
                               OpTimer &timer) {

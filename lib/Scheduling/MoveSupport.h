@@ -18,15 +18,15 @@
 
 namespace mlir {
 namespace tandem {
-namespace detail {
+namespace moves {
 
 /// Microseconds as remarks print them.
-inline std::string formatUs(double v) {
+inline std::string us(double v) {
   return llvm::formatv("{0:F1} us", v).str();
 }
 
 /// A readable name for an op in remarks: its NameLoc, else its op name.
-inline std::string describeOp(Operation *op) {
+inline std::string describe(Operation *op) {
   Location loc = op->getLoc();
   if (auto name = dyn_cast<NameLoc>(loc))
     return ("'" + name.getName().getValue() + "'").str();
@@ -48,7 +48,7 @@ struct Position {
   Block *block;
 };
 
-} // namespace detail
+} // namespace moves
 } // namespace tandem
 } // namespace mlir
 
