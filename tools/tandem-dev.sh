@@ -155,7 +155,8 @@ run_fuzz() {
   echo "== fuzzing: $secs s per target in $dir"
   FUZZ_BUILD_DIR=$dir JOBS=$JOBS bash test/benchmarks/fuzz-ir.sh "$secs"
   ninja -C "$dir" -j"$JOBS" tandem-plan-fuzzer >/dev/null
-  BUILD="$PWD/$dir" WORKERS=1 RUNS=0 SECONDS_PER_RUN="$secs" \
+  case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+  BUILD="$dir" WORKERS=1 RUNS=0 SECONDS_PER_RUN="$secs" \
     bash test/benchmarks/fuzz-plan.sh
 }
 
