@@ -151,33 +151,61 @@ static const StrategyPhases *extensionOf(const StrategyPhases &base) {
   return nullptr;
 }
 
-FailureOr<StrategyChoice>
-mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
-                                    const OverlapOptions &options) {
-  StrategyChoice choice;
-  auto module = func->getParentOfType<ModuleOp>();
-  MLIRContext *ctx = module.getContext();
-  SymbolTable symbols(module);
-  bool explain = options.remarks != nullptr;
-  OverlapOptions base = options;
-  base.remarks = nullptr; // Each candidate writes its own log.
-  // The relief needs a simulation of each candidate: done below, on the
-  // candidates' own simulations.
-  base.relieveResidency = false;
+namespace {
+/// `auto`'s search, in the order of its phases: candidates (one copy of the
+/// function per strategy, built and simulated chain by chain), the SM
+/// residency relief on the most promising ones, the decision, and applying
+/// the winner with its recorded explanations.
+class AutoSearch {
+public:
+  AutoSearch(func::FuncOp func, OpTimer &timer, const OverlapOptions &options)
+      : func(func), model(timer.costModel()), options(options),
+        ctx(func->getContext()), symbols(func->getParentOfType<ModuleOp>()),
+        explain(options.remarks != nullptr) {
+    base = options;
+    base.remarks = nullptr; // Each candidate writes its own log.
+    // The relief needs a simulation of each candidate: done below, on the
+    // candidates' own simulations.
+    base.relieveResidency = false;
+  }
+  ~AutoSearch() {
+    for (func::FuncOp copy : copies)
+      symbols.erase(copy);
+  }
 
-  // One empty copy of the function per candidate but `none` (the input),
-  // inserted into the module here, on this thread (symbol insertion renames
-  // and is not thread-safe); the bodies are filled and transformed below in
-  // parallel.
+  LogicalResult buildCandidates();
+  LogicalResult relieveResidency();
+  StrategyChoice chooseAndApply();
+
+private:
+  void makeCopies();
+  void simulate(Candidate &c);
+  void runChain(const StrategyPhases &phases, bool spareThreads);
+  LogicalResult relieve(Candidate &c);
+  RemarkLog *logOf(Candidate &c) { return explain ? &c.own : nullptr; }
+  Candidate &candidate(OverlapStrategy s) { return candidates[indexOf(s)]; }
+
+  func::FuncOp func;
+  const CostModel &model;
+  const OverlapOptions &options;
+  OverlapOptions base;
+  MLIRContext *ctx;
+  SymbolTable symbols;
+  bool explain;
   std::array<Candidate, kNumStrategies> candidates;
   std::array<RemarkLog, kNumStrategies> sharedLogs;
   SmallVector<func::FuncOp> copies;
-  llvm::scope_exit cleanup([&] {
-    for (func::FuncOp copy : copies)
-      symbols.erase(copy);
-  });
+  std::atomic<bool> failedSimulation{false};
+};
+} // namespace
+
+/// One empty copy of the function per candidate but `none` (the input),
+/// inserted into the module here, on this thread (symbol insertion renames
+/// and is not thread-safe); the bodies are filled and transformed in
+/// parallel.
+void AutoSearch::makeCopies() {
   for (const StrategyPhases &s : kStrategies) {
-    Candidate &c = candidates[indexOf(s.strategy)];
+    Candidate &c = candidate(s.strategy);
     c.phases = &s;
     if (!s.overlap) {
       c.func = func;
@@ -187,126 +215,134 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     symbols.insert(c.func); // renames the copy to a unique name
     copies.push_back(c.func);
   }
+}
+
+void AutoSearch::simulate(Candidate &c) {
+  FailureOr<SimulationReport> report =
+      simulateFunction(c.func, model, /*spanOnly=*/true);
+  if (failed(report)) {
+    failedSimulation = true;
+    return;
+  }
+  c.spanUs = report->spanUs;
+  c.report = std::move(*report);
+}
+
+/// A chain: a base strategy (no AG-WGRAD) and its extension with AG-WGRAD,
+/// which starts from a copy of the base taken before the CTA budgets (which
+/// come last in every strategy). Each chain has its own OpTimer (it caches)
+/// and simulates its two candidates as soon as they are built (read-only).
+/// With `spareThreads`, its two ends run in parallel too (nested, so only
+/// when the pool is larger than the outer tasks: on a small pool the
+/// nesting only adds waiting).
+void AutoSearch::runChain(const StrategyPhases &phases, bool spareThreads) {
   auto fill = [](func::FuncOp to, func::FuncOp from) {
     IRMapping mapping;
     from.getBody().cloneInto(&to.getBody(), mapping);
   };
+  Candidate &b = candidate(phases.strategy);
+  Candidate &e = candidate(extensionOf(phases)->strategy);
+  RemarkLog *shared = explain ? &sharedLogs[indexOf(phases.strategy)] : nullptr;
+  b.shared = e.shared = shared;
+  OpTimer local(model), extendedTimer(model);
+  fill(b.func, func);
+  runBasePhases(b.func, local, phases, base, shared);
+  fill(e.func, b.func);
+  OverlapOptions baseOptions = base, extendedOptions = base;
+  baseOptions.remarks = logOf(b);
+  extendedOptions.remarks = logOf(e);
+  std::function<void()> finish[] = {
+      [&] {
+        assignCtaBudgets(b.func, local, baseOptions);
+        simulate(b);
+      },
+      [&] {
+        runReschedulePhase(e.func, extendedTimer, base, logOf(e));
+        assignCtaBudgets(e.func, extendedTimer, extendedOptions);
+        simulate(e);
+      }};
+  if (spareThreads)
+    parallelForEach(ctx, finish,
+                    [](const std::function<void()> &task) { task(); });
+  else
+    for (const std::function<void()> &task : finish)
+      task();
+}
 
-  const CostModel &model = timer.costModel();
-  std::atomic<bool> failedSimulation{false};
-  auto simulate = [&](Candidate &c) {
-    FailureOr<SimulationReport> report =
-        simulateFunction(c.func, model, /*spanOnly=*/true);
-    if (failed(report)) {
-      failedSimulation = true;
-      return;
-    }
-    c.spanUs = report->spanUs;
-    c.report = std::move(*report);
-  };
-  auto logOf = [&](Candidate &c) { return explain ? &c.own : nullptr; };
-
-  // Chains: each base strategy (no AG-WGRAD) and its extension with
-  // AG-WGRAD, which starts from a copy of the base taken before the CTA
-  // budgets (which come last in every strategy). Each chain has its own
-  // OpTimer (it caches) and simulates its two candidates as soon as they
-  // are built (read-only), so that a short chain's simulations run while a
-  // long chain is still transforming; the input's simulation is a task of
-  // its own. With threads to spare, each chain's two ends run in parallel
-  // too (nested, so only when the pool is larger than the outer tasks: on a
-  // small pool the nesting only adds waiting).
-  bool spareThreads = false; // Set once the number of outer tasks is known.
-  auto chain = [&](const StrategyPhases &phases) {
-    Candidate &b = candidates[indexOf(phases.strategy)];
-    Candidate &e = candidates[indexOf(extensionOf(phases)->strategy)];
-    RemarkLog *shared =
-        explain ? &sharedLogs[indexOf(phases.strategy)] : nullptr;
-    b.shared = e.shared = shared;
-    OpTimer local(model), extendedTimer(model);
-    fill(b.func, func);
-    runBasePhases(b.func, local, phases, base, shared);
-    fill(e.func, b.func);
-    OverlapOptions baseOptions = base, extendedOptions = base;
-    baseOptions.remarks = logOf(b);
-    extendedOptions.remarks = logOf(e);
-    std::function<void()> finish[] = {
-        [&] {
-          assignCtaBudgets(b.func, local, baseOptions);
-          simulate(b);
-        },
-        [&] {
-          runReschedulePhase(e.func, extendedTimer, base, logOf(e));
-          assignCtaBudgets(e.func, extendedTimer, extendedOptions);
-          simulate(e);
-        }};
-    if (spareThreads)
-      parallelForEach(ctx, finish,
-                      [](const std::function<void()> &task) { task(); });
-    else
-      for (const std::function<void()> &task : finish)
-        task();
-  };
+/// Candidates: every chain, and the input's simulation as a task of its
+/// own, so that a short chain's simulations run while a long chain is still
+/// transforming.
+LogicalResult AutoSearch::buildCandidates() {
+  makeCopies();
   SmallVector<std::function<void()>> tasks;
+  bool spareThreads = false; // Set once the number of outer tasks is known.
   // Later strategies build larger candidates (the TE chain's ring steps
   // make it the largest): start them first.
   for (const StrategyPhases &s : llvm::reverse(kStrategies))
     if (s.overlap && !s.reschedule)
-      tasks.push_back([&chain, &s] { chain(s); });
-  tasks.push_back(
-      [&] { simulate(candidates[indexOf(OverlapStrategy::None)]); });
+      tasks.push_back([this, &s, &spareThreads] { runChain(s, spareThreads); });
+  tasks.push_back([this] { simulate(candidate(OverlapStrategy::None)); });
   spareThreads =
       ctx->isMultithreadingEnabled() && ctx->getNumThreads() > tasks.size();
   parallelForEach(ctx, tasks,
                   [](const std::function<void()> &task) { task(); });
-  if (failedSimulation)
+  return failure(failedSimulation);
+}
+
+LogicalResult AutoSearch::relieve(Candidate &c) {
+  FailureOr<ResidencyRelief> relief =
+      relieveSmResidency(c.func, model, &*c.report);
+  if (failed(relief))
     return failure();
+  if (relief->applied)
+    c.spanUs = relief->spanAfterUs;
+  if (explain)
+    explainResidencyRelief(*relief, model.gpu(), c.own);
+  return success();
+}
 
-  // The SM residency relief (which only ever shortens a candidate) on the
-  // two fastest candidates other than the input (`none` stays as it is):
-  // each costs one or more simulations, and a slower candidate would need
-  // more than the relief usually gives to overtake them. Then on
-  // `te-preset`, the peer baseline, if it could still overtake the best
-  // (the relief removes waits for SMs and only slows what it changes, so
-  // it shortens a span by at most the time collectives waited): `auto` is
-  // never predicted slower than strategy=te-preset, which gets the relief
-  // too.
-  if (options.relieveResidency) {
-    auto relieve = [&](Candidate *c) -> LogicalResult {
-      FailureOr<ResidencyRelief> relief =
-          relieveSmResidency(c->func, model, &*c->report);
-      if (failed(relief))
-        return failure();
-      if (relief->applied)
-        c->spanUs = relief->spanAfterUs;
-      if (explain)
-        explainResidencyRelief(*relief, model.gpu(), c->own);
-      return success();
-    };
-    SmallVector<Candidate *> order;
-    for (Candidate &c : candidates)
-      if (c.phases->overlap)
-        order.push_back(&c);
-    llvm::stable_sort(order, [](Candidate *a, Candidate *b) {
-      return a->spanUs < b->spanUs;
-    });
-    order.resize(std::min<size_t>(order.size(), 2));
-    if (failed(failableParallelForEach(ctx, order, relieve)))
-      return failure();
-    Candidate *te = &candidates[indexOf(OverlapStrategy::TePreset)];
-    if (!llvm::is_contained(order, te)) {
-      double bestUs = candidates.front().spanUs;
-      for (const Candidate &c : candidates)
-        bestUs = std::min(bestUs, c.spanUs);
-      double waitedUs = 0;
-      for (auto [task, timing] : llvm::zip_equal(
-               te->report->model.problem().tasks, te->report->result.timings))
-        if (task.kind == sim::TaskKind::Collective)
-          waitedUs += timing.admittedUs - timing.startUs;
-      if (te->spanUs - waitedUs < bestUs && failed(relieve(te)))
-        return failure();
-    }
-  }
+/// The SM residency relief (which only ever shortens a candidate) on the
+/// two fastest candidates other than the input (`none` stays as it is):
+/// each costs one or more simulations, and a slower candidate would need
+/// more than the relief usually gives to overtake them. Then on
+/// `te-preset`, the peer baseline, if it could still overtake the best (the
+/// relief removes waits for SMs and only slows what it changes, so it
+/// shortens a span by at most the time collectives waited): `auto` is never
+/// predicted slower than strategy=te-preset, which gets the relief too.
+LogicalResult AutoSearch::relieveResidency() {
+  if (!options.relieveResidency)
+    return success();
+  SmallVector<Candidate *> order;
+  for (Candidate &c : candidates)
+    if (c.phases->overlap)
+      order.push_back(&c);
+  llvm::stable_sort(
+      order, [](Candidate *a, Candidate *b) { return a->spanUs < b->spanUs; });
+  order.resize(std::min<size_t>(order.size(), 2));
+  if (failed(failableParallelForEach(
+          ctx, order, [&](Candidate *c) { return relieve(*c); })))
+    return failure();
+  Candidate *te = &candidate(OverlapStrategy::TePreset);
+  if (llvm::is_contained(order, te))
+    return success();
+  double bestUs = candidates.front().spanUs;
+  for (const Candidate &c : candidates)
+    bestUs = std::min(bestUs, c.spanUs);
+  double waitedUs = 0;
+  for (auto [task, timing] : llvm::zip_equal(te->report->model.problem().tasks,
+                                             te->report->result.timings))
+    if (task.kind == sim::TaskKind::Collective)
+      waitedUs += timing.admittedUs - timing.startUs;
+  if (te->spanUs - waitedUs < bestUs)
+    return relieve(*te);
+  return success();
+}
 
+/// Decision (the shortest predicted span; the earlier strategy wins ties),
+/// apply (the winner's body replaces the function's) and explain (the
+/// winner's recorded logs, not a rerun).
+StrategyChoice AutoSearch::chooseAndApply() {
+  StrategyChoice choice;
   Candidate *best = nullptr;
   for (Candidate &c : candidates) {
     choice.spansUs.push_back({c.phases->strategy, c.spanUs});
@@ -322,4 +358,13 @@ mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
     options.remarks->append(std::move(best->own));
   }
   return choice;
+}
+
+FailureOr<StrategyChoice>
+mlir::tandem::chooseOverlapStrategy(func::FuncOp func, OpTimer &timer,
+                                    const OverlapOptions &options) {
+  AutoSearch search(func, timer, options);
+  if (failed(search.buildCandidates()) || failed(search.relieveResidency()))
+    return failure();
+  return search.chooseAndApply();
 }
