@@ -8,7 +8,6 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -432,10 +431,10 @@ ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
   // Verified IR bounds m x n by the result's size; a shape from elsewhere
   // saturates instead of overflowing.
   auto tilesFor = [&](int64_t tm, int64_t tn) -> int64_t {
-    std::optional<int64_t> tiles = llvm::checkedMul(
-        std::max<int64_t>(shape.batch, 1), ceilDiv(shape.m, tm));
+    std::optional<int64_t> tiles =
+        checkedProduct(std::max<int64_t>(shape.batch, 1), ceilDiv(shape.m, tm));
     if (tiles)
-      tiles = llvm::checkedMul(*tiles, ceilDiv(shape.n, tn));
+      tiles = checkedProduct(*tiles, ceilDiv(shape.n, tn));
     return tiles.value_or(std::numeric_limits<int64_t>::max());
   };
   while (tilesFor(tileM, tileN) < spec.smCount && (tileM > 64 || tileN > 64)) {

@@ -3,7 +3,6 @@
 #include "tandem/Dialect/Tandem/TandemBounds.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -21,7 +20,7 @@ mlir::tandem::getBoundedTensorBytes(llvm::ArrayRef<int64_t> shape,
     // must not overflow either.
     if (dim < 0 || dim > kMaxTensorBytes)
       return std::nullopt;
-    bytes = llvm::checkedMul(*bytes, dim);
+    bytes = checkedProduct(*bytes, dim);
     if (!bytes)
       return std::nullopt;
     // Stop as soon as the bound is passed: a later 0 must not turn an

@@ -5,7 +5,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -215,11 +214,12 @@ static LogicalResult verifyAttentionShapes(Operation *op, RankedTensorType qkv,
            << ")";
   // Head counts are unbounded attributes: compute the column counts with
   // checked arithmetic and report an overflow as the mismatch it implies.
-  std::optional<int64_t> heads =
-      llvm::checkedMulAdd<int64_t>(2, numKvHeads, numHeads);
+  std::optional<int64_t> heads = checkedProduct(2, numKvHeads);
+  if (heads)
+    heads = checkedSum(*heads, numHeads);
   std::optional<int64_t> qkvColsOr =
-      heads ? llvm::checkedMul(*heads, headDim) : std::nullopt;
-  std::optional<int64_t> outCols = llvm::checkedMul(numHeads, headDim);
+      heads ? checkedProduct(*heads, headDim) : std::nullopt;
+  std::optional<int64_t> outCols = checkedProduct(numHeads, headDim);
   if (!qkvColsOr || !outCols || *qkvColsOr > kMaxTensorBytes)
     return op->emitOpError("head counts and head_dim give more than 2^48 "
                            "columns: (")
@@ -539,8 +539,7 @@ verifyGroupScaledDim(Operation *op, SymbolTableCollection &symbols,
   int64_t size = group.getSize();
   // Both factors are bounded (2^20 ranks, 2^48 elements), but the product
   // may not fit: an overflow is a mismatch, never a wrapped match.
-  std::optional<int64_t> expected =
-      llvm::checkedMul(size, small.getShape()[dim]);
+  std::optional<int64_t> expected = checkedProduct(size, small.getShape()[dim]);
   if (!expected || big.getShape()[dim] != *expected) {
     auto diag = op->emitOpError()
                 << relation << ": dimension " << dim << " must be " << size
@@ -655,7 +654,7 @@ static LogicalResult verifyAllToAllSymbols(OpT op,
            << ") is not divisible by the group size " << size;
   SmallVector<int64_t> expected(input.getShape());
   expected[split] /= size;
-  std::optional<int64_t> concatSize = llvm::checkedMul(expected[concat], size);
+  std::optional<int64_t> concatSize = checkedProduct(expected[concat], size);
   if (!concatSize)
     return op.emitOpError("concat dimension ")
            << concat << " (" << expected[concat] << ") times the group size "
@@ -762,7 +761,7 @@ LogicalResult SliceOp::verify() {
   int64_t size = input.getShape()[getDim()];
   // ODS bounds both factors (1024 chunks, 2^20 groups); the product is
   // checked all the same, as every size product in the dialect is.
-  std::optional<int64_t> blocks = llvm::checkedMul(chunks, groups);
+  std::optional<int64_t> blocks = checkedProduct(chunks, groups);
   if (!blocks || size % *blocks != 0)
     return emitOpError("dimension ")
            << getDim() << " (" << size << ") is not divisible by " << groups
@@ -795,7 +794,7 @@ static LogicalResult verifyAssembly(Operation *op, ValueRange inputs,
            << dim << " (" << piece << ") is not divisible by " << interleave
            << " group(s)";
   std::optional<int64_t> expectedOr =
-      llvm::checkedMul(piece, int64_t(inputs.size()));
+      checkedProduct(piece, int64_t(inputs.size()));
   if (!expectedOr)
     return op->emitOpError("result dimension ")
            << dim << " would be " << inputs.size() << " x " << piece

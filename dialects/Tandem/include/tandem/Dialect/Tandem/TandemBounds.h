@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +27,23 @@ namespace tandem {
 /// and small enough that sums and small multiples of tensor sizes fit in
 /// int64_t and are exact in a double.
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// a * b, or std::nullopt when it overflows int64_t. The compiler's
+/// overflow builtin (llvm::MulOverflow), not llvm::checkedMul, which goes
+/// through APInt: this runs for every tensor type the verifier sees.
+inline std::optional<int64_t> checkedProduct(int64_t a, int64_t b) {
+  int64_t result;
+  if (llvm::MulOverflow(a, b, result))
+    return std::nullopt;
+  return result;
+}
+/// a + b, or std::nullopt when it overflows int64_t.
+inline std::optional<int64_t> checkedSum(int64_t a, int64_t b) {
+  int64_t result;
+  if (llvm::AddOverflow(a, b, result))
+    return std::nullopt;
+  return result;
+}
 /// Most chunks a tandem.slice splits a tensor into (a pipeline's depth).
 /// TandemOps.td states the same number (IntMaxValue) on `chunks`.
 constexpr int64_t kMaxChunks = 1024;
