@@ -130,15 +130,11 @@ Environment queryEnvironment() {
 
   env.cublasLtVersion = cublasLtGetVersion();
 
+  // The one rule for "no usable device" (countDevices), so that every tool
+  // says "no GPU driver found" rather than CUDA's driver-version wording.
   int count = 0;
-  err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    env.deviceStatus = cudaStatus("cudaGetDeviceCount", err);
-    return env;
-  }
-  if (count <= 0) {
-    env.deviceStatus = Status::error(StatusCode::NoDevice,
-                                     "cudaGetDeviceCount reported 0 devices");
+  if (Status s = countDevices(count); !s.ok()) {
+    env.deviceStatus = s;
     return env;
   }
 
