@@ -381,13 +381,7 @@ def find_attention(g, fwd, taken):
         else:
             bm = set()
         # The forward region may only leak values its backward reads.
-        leak = [v for nid in members for v in g.nodes[nid].outs if v is not y
-                and any(u.id not in members and u.id not in bm for u in live_users(v))]
-        if leak:
-            continue
-        for r in regs:
-            taken |= r.members
-            regions.append(r)
+        _take_regions(g, members, y, bm, regs, taken, regions)
     return regions
 
 
@@ -479,13 +473,7 @@ def find_norms(g, fwd, taken):
                                    [exits["dx"], exits["dw"]], info))
             else:
                 bm = set()
-        leak = [v for nid in members for v in g.nodes[nid].outs if v is not y
-                and any(u.id not in members and u.id not in bm for u in live_users(v))]
-        if leak:
-            continue
-        for reg in regs:
-            taken |= reg.members
-            regions.append(reg)
+        _take_regions(g, members, y, bm, regs, taken, regions)
     return regions
 
 
@@ -602,3 +590,16 @@ def fuse(g, fusible_ids):
     for nid in fusible_ids:
         out.setdefault(groups.find(nid), []).append(nid)
     return [sorted(v) for v in out.values()]
+
+
+def _take_regions(g, members, y, bm, regs, taken, regions):
+    """Keeps a recognised forward region (and its backward) unless the
+    forward leaks a value other than its result `y` to an op outside both:
+    then the ops stay ordinary matmuls and element-wise ops."""
+    leak = [v for nid in members for v in g.nodes[nid].outs if v is not y
+            and any(u.id not in members and u.id not in bm for u in live_users(v))]
+    if leak:
+        return
+    for reg in regs:
+        taken |= reg.members
+        regions.append(reg)
