@@ -114,8 +114,8 @@ def load(path_or_text):
 
 
 def is_dump(text):
-    s = text.lstrip()
-    return s.startswith("{") and '"tandem-fx"' in s[:4096]
+    """JSON (an FX dump, or refused as not one) rather than MLIR text."""
+    return text.lstrip().startswith("{")
 
 
 class FxReader:
@@ -154,7 +154,8 @@ class FxReader:
                 out.append(None)
                 continue
             if any(not isinstance(s, int) for s in it["shape"]):
-                raise ImportError_(f"node '{fx['name']}': {what} has a symbolic shape "
+                name = getattr(self, "cur_name", fx["name"])
+                raise ImportError_(f"node '{name}': {what} has a symbolic shape "
                                    f"{it['shape']}: only static shapes are supported "
                                    "(compile with dynamic=False)")
             out.append((tuple(it["shape"]), it["dtype"]))
@@ -356,7 +357,7 @@ class FxReader:
         orders = self.d.get("orders", {})
         if self.order_name not in orders:
             raise ImportError_(f"the FX dump has no order '{self.order_name}' (it has: "
-                               f"{', '.join(['graph'] + sorted(orders)) })")
+                               f"{', '.join(sorted(set(orders) | {'graph'}))})")
         keys = orders[self.order_name]
         missing = set(own) - set(keys)
         extra = [k for k in keys if k not in by_key]
@@ -564,6 +565,8 @@ class FxReader:
             v = self.tensor(args[0])
             sg = self.ew("logistic", [v], out[0], out[1])
             return self.ew("multiply", [v, sg], out[0], out[1])
+        if s in ("gelu", "gelu_backward"):
+            return self._gelu(s, args, kw, out)
         if s == "relu":
             v = self.tensor(args[0])
             return self.ew("maximum", [v, self.const(0.0, out[1])], out[0], out[1])
@@ -602,6 +605,39 @@ class FxReader:
                             b.dtype)
             return self.ew(_BINARY[s], [a, b], out[0], out[1])
         return self._opaque(fx, vals, None)
+
+    def _gelu(self, s, args, kw, out):
+        """GELU and its backward as the primitives JAX lowers them to (erf, or
+        tanh for approximate='tanh'), so that a fusion of them is a gelu /
+        gelu_grad kernel."""
+        shape, dt = out
+        x = self.tensor(args[-1] if s == "gelu" else args[1])
+        x = self.convert(x, dt)
+        tanh = (kw.get("approximate") or (args[2] if s == "gelu_backward" and
+                                          len(args) > 2 else "none")) == "tanh"
+
+        def c(v):
+            return self.const(float(v), dt)
+        if tanh:
+            x3 = self.ew("multiply", [self.ew("multiply", [x, x], shape, dt), x], shape, dt)
+            inner = self.ew("multiply", [self.ew("add", [x, self.ew(
+                "multiply", [x3, c(0.044715)], shape, dt)], shape, dt),
+                c(0.7978845608)], shape, dt)
+            t = self.ew("tanh", [inner], shape, dt)
+        else:
+            t = self.ew("erf", [self.ew("multiply", [x, c(0.7071067812)], shape, dt)],
+                        shape, dt)
+        cdf = self.ew("multiply", [self.ew("add", [t, c(1.0)], shape, dt), c(0.5)],
+                      shape, dt)
+        if s == "gelu":
+            return self.ew("multiply", [x, cdf], shape, dt)
+        # d/dx x * cdf(x) = cdf(x) + x * pdf(x); pdf from exp(-x^2 / 2).
+        pdf = self.ew("multiply", [self.ew("exponential", [self.ew(
+            "multiply", [self.ew("multiply", [x, x], shape, dt), c(-0.5)], shape, dt)],
+            shape, dt), c(0.3989422804)], shape, dt)
+        d = self.ew("add", [cdf, self.ew("multiply", [x, pdf], shape, dt)], shape, dt)
+        g = self.convert(self.tensor(args[0]), dt)
+        return self.ew("multiply", [g, d], shape, dt)
 
     def _var_mean(self, fx, s, args, kw, vals):
         v = self.tensor(args[0])
@@ -701,6 +737,9 @@ class FxReader:
             return n.outs[0]
         out = vals[0] if len(vals) == 1 else None
         x = self.tensor(args[0])
+        if s in ("reduce_scatter_tensor", "all_reduce") and args[1] not in _REDUCE_OPS:
+            raise ImportError_(f"node '{self.cur_name}' ({s}): reduction '{args[1]}' has "
+                               "no tandem form (sum, max, min)")
         if s == "all_gather_into_tensor":
             attrs = {"dim": 0, "groups": self._group(args[2])}
             op = "all_gather"
