@@ -179,30 +179,59 @@ std::vector<Span> spansOf(const Timeline &t) {
   return spans;
 }
 
-/// Each op's time alone: the isolated median of its kind in this timeline,
-/// else the model's alone time (its own, else `fallback`'s), else unknown.
-std::vector<double> aloneTimes(const Timeline &t,
-                               const std::vector<Span> &spans,
-                               const std::vector<double> &fallbackAlone,
-                               double isolatedFraction) {
+/// Each op's kind for its time alone: its class and model alone time (ops
+/// of one kind and shape share one), else its name less the simulator's
+/// position suffix. `model` receives the model alone times.
+std::vector<std::string> kindKeys(const Timeline &t,
+                                  const std::vector<double> &fallbackAlone,
+                                  std::vector<double> &model) {
   std::vector<std::string> keys;
   keys.reserve(t.ops.size());
-  std::vector<double> model(t.ops.size(), -1);
+  model.assign(t.ops.size(), -1);
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const TimelineOp &op = t.ops[i];
     model[i] = op.aloneUs >= 0 ? op.aloneUs : fallbackAlone[i];
-    // Ops of one kind and shape have one predicted alone time; without one
-    // the name (less the simulator's position suffix) is the kind.
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.3f", model[i]);
     keys.push_back(op.opClass + "|" +
                    (model[i] >= 0 ? std::string(buf)
                                   : op.name.substr(0, op.name.find('#'))));
   }
+  return keys;
+}
+
+/// The isolated median of every kind in a reference run.
+std::map<std::string, double> referenceMedians(const Timeline &ref,
+                                               double isolatedFraction) {
+  std::vector<double> model;
+  std::vector<std::string> keys =
+      kindKeys(ref, std::vector<double>(ref.ops.size(), -1), model);
+  std::vector<double> medians =
+      isolatedMedians(spansOf(ref), keys, isolatedFraction);
+  std::map<std::string, double> out;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (medians[i] >= 0)
+      out[keys[i]] = medians[i];
+  return out;
+}
+
+/// Each op's time alone: the isolated median of its kind in this timeline,
+/// else in the reference run, else the model's alone time (its own, else
+/// `fallback`'s), else unknown (-1).
+std::vector<double> aloneTimes(const Timeline &t,
+                               const std::vector<Span> &spans,
+                               const std::vector<double> &fallbackAlone,
+                               double isolatedFraction,
+                               const std::map<std::string, double> &reference) {
+  std::vector<double> model;
+  std::vector<std::string> keys = kindKeys(t, fallbackAlone, model);
   std::vector<double> medians = isolatedMedians(spans, keys, isolatedFraction);
-  for (size_t i = 0; i < medians.size(); ++i)
-    if (medians[i] < 0)
-      medians[i] = model[i];
+  for (size_t i = 0; i < medians.size(); ++i) {
+    if (medians[i] >= 0)
+      continue;
+    auto it = reference.find(keys[i]);
+    medians[i] = it != reference.end() ? it->second : model[i];
+  }
   return medians;
 }
 
@@ -432,14 +461,18 @@ public:
 
     // Harmful overlap first: a collective slowed by such a pair is
     // reported there, not again as a lost overlap.
-    std::vector<double> eAlone = aloneTimes(
-        e, es, std::vector<double>(e.ops.size(), -1), o.isolatedFraction);
+    std::map<std::string, double> reference;
+    if (o.aloneReference)
+      reference = referenceMedians(*o.aloneReference, o.isolatedFraction);
+    std::vector<double> eAlone =
+        aloneTimes(e, es, std::vector<double>(e.ops.size(), -1),
+                   o.isolatedFraction, reference);
     std::vector<double> fallback(m.ops.size(), -1);
     for (size_t j = 0; j < m.ops.size(); ++j)
       if (match.expectedOf[j] >= 0)
         fallback[j] = e.ops[match.expectedOf[j]].aloneUs;
     std::vector<double> mAlone =
-        aloneTimes(m, ms, fallback, o.isolatedFraction);
+        aloneTimes(m, ms, fallback, o.isolatedFraction, reference);
     std::vector<PairCost> eCost = pairCosts(es, ep, eAlone);
     std::vector<PairCost> mCost = pairCosts(ms, mp, mAlone);
     std::map<std::pair<int64_t, int64_t>, double> plannedLoss;

@@ -43,6 +43,8 @@ void printHelp(std::FILE *out) {
       "  --json FILE              the report as JSON ('-': stdout)\n"
       "  --trace FILE             Perfetto trace with the anomalies marked\n"
       "  --function NAME          the function, when a file holds several\n"
+      "  --alone REF              a run without overlap (tandem-run --trace\n"
+      "                           of the reference plan): times alone\n"
       "  --expected-from WHAT     predicted (default) or measured: which\n"
       "                           process of a tandem-run trace is EXPECTED\n"
       "  --min-lost-us X          smallest loss reported (default 10; 5 with\n"
@@ -66,7 +68,7 @@ void printHelp(std::FILE *out) {
 
 struct Options {
   std::vector<std::string> inputs;
-  std::string jsonPath, tracePath, function, kinetoPath, pattern;
+  std::string jsonPath, tracePath, function, kinetoPath, pattern, alonePath;
   bool expectedFromMeasured = false, allCollectives = false, quiet = false;
   DiagnosisOptions diagnosis;
   bool minLostGiven = false, fractionGiven = false;
@@ -124,7 +126,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       printHelp(stdout);
       std::exit(0);
     } else if (a == "--json" || a == "--trace" || a == "--function" ||
-               a == "--kineto" || a == "--collective-pattern") {
+               a == "--kineto" || a == "--collective-pattern" ||
+               a == "--alone") {
       const char *v = value(a.c_str());
       if (!v)
         return kExitUsage;
@@ -132,6 +135,7 @@ int parseArgs(int argc, char **argv, Options &o) {
        : a == "--trace"    ? o.tracePath
        : a == "--function" ? o.function
        : a == "--kineto"   ? o.kinetoPath
+       : a == "--alone"    ? o.alonePath
                            : o.pattern) = v;
     } else if (a == "--expected-from") {
       const char *v = value("--expected-from");
@@ -165,9 +169,11 @@ int parseArgs(int argc, char **argv, Options &o) {
                            "EXPECTED/MEASURED\n");
       return kExitUsage;
     }
-    if (!o.tracePath.empty()) {
-      std::fprintf(stderr, "tandem-diagnose: --trace is not available with "
-                           "--kineto\n");
+    if (!o.tracePath.empty() || !o.alonePath.empty()) {
+      std::fprintf(stderr,
+                   "tandem-diagnose: --%s is not available with "
+                   "--kineto\n",
+                   o.tracePath.empty() ? "alone" : "trace");
       return kExitUsage;
     }
     return 0;
@@ -259,6 +265,16 @@ int main(int argc, char **argv) {
   if (!measured) {
     std::fprintf(stderr, "tandem-diagnose: MEASURED: %s\n", error.c_str());
     return kExitError;
+  }
+  std::optional<Timeline> alone;
+  if (!o.alonePath.empty()) {
+    alone =
+        readTimeline(o.alonePath, TimelineSource::Measured, o.function, error);
+    if (!alone) {
+      std::fprintf(stderr, "tandem-diagnose: --alone: %s\n", error.c_str());
+      return kExitError;
+    }
+    o.diagnosis.aloneReference = &*alone;
   }
   std::optional<Diagnosis> d =
       diagnose(*expected, *measured, o.diagnosis, error);

@@ -40,6 +40,11 @@ struct DiagnosisOptions {
   /// Below this fraction of the expected ops matched, the timelines are
   /// refused as not of the same step.
   double minMatchedFraction = 0.5;
+  /// A run of the same kinds of ops without overlap (tandem-run's trace of
+  /// the unscheduled reference plan): its isolated medians are the times
+  /// alone of kinds that never ran isolated in the timelines diagnosed.
+  /// Kinds match by op class and model alone time. Null: none.
+  const Timeline *aloneReference = nullptr;
 };
 
 enum class AnomalyKind { LostOverlap, HarmfulOverlap };

@@ -167,6 +167,27 @@ TEST(Diagnose, HarmfulOverlapAgainstTimesAlone) {
   EXPECT_TRUE(run(e.t, e.t).anomalies.empty());
 }
 
+TEST(Diagnose, TimesAloneFromAReferenceRun) {
+  // Neither timeline knows the pair's times alone; the serial reference
+  // run measured them.
+  TimelineBuilder e("E"), m("M"), ref("R");
+  e.collective("C", 0, 100);
+  e.compute("G", 0, 100);
+  m.collective("C", 0, 200);
+  m.compute("G", 0, 200);
+  ref.compute("G", 0, 80);
+  ref.collective("C", 80, 80);
+  EXPECT_TRUE(run(e.t, m.t).anomalies.empty());
+  DiagnosisOptions o;
+  o.aloneReference = &ref.t;
+  std::string error;
+  std::optional<Diagnosis> d = diagnose(e.t, m.t, o, error);
+  ASSERT_TRUE(d) << error;
+  ASSERT_EQ(d->anomalies.size(), 1u);
+  EXPECT_EQ(d->anomalies[0].kind, AnomalyKind::HarmfulOverlap);
+  EXPECT_DOUBLE_EQ(d->anomalies[0].lostUs, 40);
+}
+
 TEST(Diagnose, CollectivesDelayedBehindOneJoinItsAnomaly) {
   TimelineBuilder e("E"), m("M");
   e.compute("P", 0, 100);
