@@ -55,7 +55,7 @@ _CONSTANTS = {"full", "zeros", "ones", "empty", "scalar_tensor", "full_like",
 _IGNORED = {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range",
             "sym_constrain_range_for_size", "_assert_async", "record_stream"}
 _SDPA = {
-    # op: (index of is_causal among the args, its default)
+    # op: index of is_causal among the args
     "_scaled_dot_product_flash_attention_for_cpu": 4,
     "_scaled_dot_product_flash_attention": 4,
     "_scaled_dot_product_efficient_attention": 5,

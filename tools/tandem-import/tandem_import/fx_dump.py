@@ -159,7 +159,7 @@ def dump(graphs, mesh, groups, links=None, orders=None, param_names=None,
 # ----------------------------------------------------------------------------
 
 def _snode_kind(snode):
-    from torch._inductor import comms, ir
+    from torch._inductor import comms
     if comms.contains_wait(snode):
         return "wait"
     if comms.contains_async_collective(snode):
@@ -188,7 +188,6 @@ def order_from_snodes(gm, snodes):
     only from scheduler nodes of their kind); nodes no kernel is made from
     (views, getitems) go just before their first user; a stable topological
     sort keeps the graph valid."""
-    from torch._inductor import comms
     pos = {}
     for i, (kind, origins) in enumerate(snodes):
         for name in origins:
@@ -212,7 +211,6 @@ def order_from_snodes(gm, snodes):
             users = [key[u.name][0] for u in n.users if u.name in key]
             key[n.name] = ((min(users) - 0.5) if users else float(len(snodes)),
                            index[n.name])
-    del comms
     # Stable topological sort by key.
     import heapq
     indeg = {n.name: len(n.all_input_nodes) for n in nodes}
