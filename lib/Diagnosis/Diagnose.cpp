@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace tandem {
 namespace diagnosis {
@@ -489,10 +490,14 @@ public:
         if (it != plannedLoss.end())
           planned = std::max(0.0, it->second);
       }
+      // Beyond the plan's own loss on the pair by more than the threshold
+      // of the pair's serial time, and, where the plan already lost time on
+      // it, by more than that loss again (a pair that was harmful in the
+      // expected timeline is that timeline's finding; run-to-run noise on
+      // it is not a new one).
       double lost = mCost[k].lostUs() - planned;
-      double shorter = std::min(mAlone[a] >= 0 ? mAlone[a] : m.ops[a].durUs,
-                                mAlone[b] >= 0 ? mAlone[b] : m.ops[b].durUs);
-      if (!(mCost[k].lostUs() > 0) || !(lost > threshold(shorter)))
+      if (!(mCost[k].lostUs() > 0) ||
+          !(lost > std::max(threshold(mCost[k].serialUs), planned)))
         continue;
       Anomaly an;
       an.kind = AnomalyKind::HarmfulOverlap;
@@ -562,6 +567,21 @@ public:
       c.measuredUs += m.ops[j].durUs;
     }
 
+    // A collective held off the SMs by a GEMM ran long beside it without
+    // contention between them: SM residency explains that pair.
+    std::set<std::pair<int64_t, int64_t>> held;
+    for (const Anomaly &a : d.anomalies)
+      if (a.cause == Cause::SmResidency)
+        for (size_t k = 1; k < a.ops.size(); ++k)
+          held.insert({a.ops[k - 1], a.ops[k]});
+    d.anomalies.erase(std::remove_if(d.anomalies.begin(), d.anomalies.end(),
+                                     [&](const Anomaly &a) {
+                                       return a.kind ==
+                                                  AnomalyKind::HarmfulOverlap &&
+                                              a.ops.size() == 2 &&
+                                              held.count({a.ops[0], a.ops[1]});
+                                     }),
+                      d.anomalies.end());
     std::stable_sort(
         d.anomalies.begin(), d.anomalies.end(),
         [](const Anomaly &x, const Anomaly &y) { return x.lostUs > y.lostUs; });
@@ -570,7 +590,26 @@ public:
 
 private:
   /// Records a lost overlap about its first op.
+  /// Records a lost overlap about its first op, or, when an earlier one
+  /// has the same cause and the same culprit (its last op, e.g. the one
+  /// late GEMM two collectives were planned under), adds it to that one:
+  /// one root cause, one anomaly.
   void add(Anomaly an, Diagnosis &d) {
+    if (an.ops.size() >= 2) {
+      for (size_t k = 0; k < d.anomalies.size(); ++k) {
+        Anomaly &root = d.anomalies[k];
+        if (root.kind != AnomalyKind::LostOverlap || root.cause != an.cause ||
+            root.ops.size() < 2 || root.ops.back() != an.ops.back())
+          continue;
+        int64_t subject = an.ops.front();
+        root.ops.insert(root.ops.end() - 1, subject);
+        root.lostUs += an.lostUs;
+        root.detail += "; the same cause exposed " + quoted(m.ops[subject]) +
+                       " " + us(an.lostUs) + " more";
+        anomalyOf[subject] = static_cast<int64_t>(k);
+        return;
+      }
+    }
     anomalyOf[an.ops.front()] = static_cast<int64_t>(d.anomalies.size());
     d.anomalies.push_back(std::move(an));
   }

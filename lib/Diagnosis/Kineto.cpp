@@ -196,8 +196,7 @@ KinetoReport analyseKineto(const KinetoTrace &t, const KinetoOptions &o) {
     if (alone[a] < 0 || alone[b] < 0)
       continue;
     double lost = costs[k].lostUs();
-    if (!(lost > std::max(o.minLostUs,
-                          o.minLostFraction * std::min(alone[a], alone[b]))))
+    if (!(lost > std::max(o.minLostUs, o.minLostFraction * costs[k].serialUs)))
       continue;
     if (t.kernels[b].collective && !t.kernels[a].collective)
       std::swap(a, b);

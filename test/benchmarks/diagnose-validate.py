@@ -321,6 +321,34 @@ def prepare(out):
           (len(cases), sum(c["class"] == "clean" for c in cases), out))
 
 
+def exposure(trace_path, ref):
+    """(exposed us, duration us) of op `ref` (name, occurrence) in the
+    measured process of a tandem-run trace: the part of it no compute op
+    covers. Computed here, independently of tandem-diagnose, to tell
+    whether an injection exposed its collective at all."""
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    pid = next(e["pid"] for e in events if e.get("name") == "process_name"
+               and e["args"]["name"].startswith("measured @"))
+    ops = [e for e in events if e.get("ph") == "X" and e["pid"] == pid]
+    seen, target = {}, None
+    for e in ops:
+        k = seen.get(e["name"], 0)
+        seen[e["name"]] = k + 1
+        if (e["name"], k) == tuple(ref):
+            target = e
+    compute = sorted((e["ts"], e["ts"] + e["dur"]) for e in ops
+                     if e["cat"] not in ("collective", "sync") and e["dur"] > 0)
+    start, end = target["ts"], target["ts"] + target["dur"]
+    covered, reach = 0.0, start
+    for a, b in compute:
+        a, b = max(a, reach), min(b, end)
+        if b > a:
+            covered += b - a
+            reach = b
+    return target["dur"] - covered, target["dur"]
+
+
 def detects(anomaly, case):
     if anomaly["cause"] != case["cause"] or anomaly["kind"] != "lost_overlap":
         return False
@@ -334,6 +362,7 @@ def score(out, as_json=None):
     diagnose = tool("tandem-diagnose")
     rows, total, true, detected, injected = [], 0, 0, 0, 0
     attributable = 0
+    effective_cases = effective_detected = 0
     per_class = {}
     seconds = []
     for case in spec["cases"]:
@@ -351,6 +380,13 @@ def score(out, as_json=None):
         seconds.append(time.time() - start)
         with open(report) as f:
             anomalies = json.load(f)["anomalies"]
+        effective = None
+        if case["class"] != "clean":
+            # Did the injection expose its collective (against the clean
+            # baseline, by more than the diagnosis threshold)?
+            was, dur = exposure(baseline, case["collective"])
+            now, _ = exposure(trace, case["collective"])
+            effective = now - was > max(10.0, 0.1 * dur)
         hit = [a for a in anomalies if case["class"] != "clean" and detects(a, case)]
         # Anomalies on the injected kernel itself (an extra kernel that also
         # slows the GEMM it overlaps) are the injection's too, not false.
@@ -364,34 +400,49 @@ def score(out, as_json=None):
                                                  "false_positives": 0})
         c["cases"] += 1
         c["false_positives"] += len(anomalies) - len(hit) - len(caused)
+        c.setdefault("no_effect", 0)
         if case["class"] != "clean":
             injected += 1
             detected += bool(hit)
             c["detected"] += bool(hit)
+            if effective:
+                effective_cases += 1
+                effective_detected += bool(hit)
+            else:
+                c["no_effect"] += 1
         rows.append({"case": case["name"], "class": case["class"],
                      "detected": bool(hit) if case["class"] != "clean" else None,
+                     "exposed_collective": effective,
                      "anomalies": [(a["kind"], a["cause"], a["ops"], round(a["lost_us"], 1))
                                    for a in anomalies]})
     precision = true / total if total else 1.0
     recall = detected / injected if injected else 0.0
-    print("%-32s %-12s %s" % ("case", "detected", "anomalies (kind, cause, lost us)"))
+    print("%-32s %-8s %-9s %s" % ("case", "exposed", "detected",
+                                  "anomalies (kind, cause, lost us)"))
     for r in rows:
         d = "-" if r["detected"] is None else ("yes" if r["detected"] else "NO")
-        print("%-32s %-12s %s" % (r["case"], d, "; ".join(
+        x = "-" if r["exposed_collective"] is None else (
+            "yes" if r["exposed_collective"] else "no")
+        print("%-32s %-8s %-9s %s" % (r["case"], x, d, "; ".join(
             "%s %s %.1f" % (k, c, l) for k, c, _, l in r["anomalies"]) or "none"))
-    print("\nclass         cases  detected  false positives")
+    print("\nclass         cases  no effect  detected  false positives")
     for cls, c in per_class.items():
-        print("%-13s %5d  %8s  %15d" % (cls, c["cases"],
-                                        c["detected"] if cls != "clean" else "-",
-                                        c["false_positives"]))
+        print("%-13s %5d  %9s  %8s  %15d" % (
+            cls, c["cases"], c["no_effect"] if cls != "clean" else "-",
+            c["detected"] if cls != "clean" else "-", c["false_positives"]))
     print("\nprecision %.3f (%d of %d anomalies detect an injection; %d of them "
           "name the injected op: %.3f)" % (precision, true, total, attributable,
                                            attributable / total if total else 1.0))
     print("recall    %.3f (%d of %d injected cases detected)" % (recall, detected, injected))
+    print("recall    %.3f over the %d cases whose injection exposed its collective "
+          "(%d detected)" % (effective_detected / effective_cases if effective_cases else 0.0,
+                             effective_cases, effective_detected))
     print("diagnosis time: max %.3f s per case" % max(seconds))
     if as_json:
         with open(as_json, "w") as f:
             json.dump({"precision": precision, "recall": recall,
+                       "effective_cases": effective_cases,
+                       "effective_detected": effective_detected,
                        "attributable_precision":
                            attributable / total if total else 1.0,
                        "anomalies": total, "true_anomalies": true,

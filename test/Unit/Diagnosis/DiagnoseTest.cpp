@@ -167,6 +167,26 @@ TEST(Diagnose, HarmfulOverlapAgainstTimesAlone) {
   EXPECT_TRUE(run(e.t, e.t).anomalies.empty());
 }
 
+TEST(Diagnose, OneLateGemmUnderTwoCollectivesIsOneAnomaly) {
+  TimelineBuilder e("E"), m("M");
+  e.compute("P", 0, 100);
+  e.collective("C1", 100, 40, 40);
+  e.collective("C2", 140, 40, 40);
+  e.compute("H", 100, 100);
+  e.compute("Q", 200, 100);
+  m.compute("P", 0, 100).hostUs = 0;
+  m.collective("C1", 100, 40, 40).hostUs = 1;
+  m.collective("C2", 140, 40, 40).hostUs = 2;
+  m.compute("H", 180, 100).hostUs = 178;
+  m.compute("Q", 280, 100).hostUs = 179;
+  Diagnosis d = run(e.t, m.t);
+  ASSERT_EQ(d.anomalies.size(), 1u);
+  EXPECT_EQ(d.anomalies[0].cause, Cause::LateHostLaunch);
+  EXPECT_EQ(names(m.t, d.anomalies[0]),
+            (std::vector<std::string>{"C1", "C2", "H"}));
+  EXPECT_DOUBLE_EQ(d.anomalies[0].lostUs, 80);
+}
+
 TEST(Diagnose, TimesAloneFromAReferenceRun) {
   // Neither timeline knows the pair's times alone; the serial reference
   // run measured them.
