@@ -18,9 +18,14 @@ stream. The script therefore records two traces:
                    (falling back to AVG and SUM) and all_gather_into_tensor,
                    issued with async_op=True beside bf16 GEMMs on the
                    default stream, and each alone. With N > 1 ranks these
-                   are real ncclDevKernel_* ring kernels.
+                   are real ncclDevKernel_* ring kernels. On the H200
+                   (NCCL 2.28.9, one rank) the PREMUL_SUM and AVG
+                   all_reduces launched NCCL's one-rank reduce kernel
+                   (oneRankReduce<FuncPreMulSum>); all_gather was a copy.
   side-stream.json a bandwidth-bound kernel standing in for a collective (a
-                   bf16 -> f32 copy on a side stream, 'copy' phase) and a
+                   copy on 24 CTAs, like NCCL's, on a side stream: 'copy'
+                   phase; a Triton kernel, since PyTorch's own copies fill
+                   every SM and then never overlap a GEMM) and a
                    second GEMM on a side stream ('gemm' phase: two GEMMs
                    sharing the SMs, the classic harmful overlap), each
                    beside GEMMs and alone. Not communication: classify
@@ -55,6 +60,31 @@ def kernels(path):
     return out
 
 
+def standin_copy(ctas):
+    """A copy on `ctas` CTAs that loop over the buffer, as NCCL's kernels
+    hold a few SMs for their whole run (a PyTorch copy kernel instead fills
+    every SM, so a GEMM issued after it waits for it and nothing overlaps).
+    Triton when available (kernel 'comm_standin_copy'), else torch's copy."""
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError:
+        print("record-kineto.py: no triton; the stand-in is torch's copy kernel")
+        return lambda src, dst: dst.copy_(src)
+
+    @triton.jit
+    def comm_standin_copy(src, dst, n, BLOCK: tl.constexpr, CTAS: tl.constexpr):
+        pid = tl.program_id(0)
+        for start in range(pid * BLOCK, n, CTAS * BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            mask = offs < n
+            tl.store(dst + offs, tl.load(src + offs, mask=mask), mask=mask)
+
+    def run(src, dst):
+        comm_standin_copy[(ctas,)](src, dst, src.numel(), BLOCK=4096, CTAS=ctas)
+    return run
+
+
 def record(path, body):
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -69,6 +99,8 @@ def main():
     ap.add_argument("--n", type=int, default=8192, help="GEMM size (n x n x n)")
     ap.add_argument("--mib", type=int, default=256,
                     help="collective payload in MiB")
+    ap.add_argument("--ctas", type=int, default=24,
+                    help="CTAs of the side-stream stand-in collective")
     ap.add_argument("--reps", type=int, default=8,
                     help="repetitions of each alone and overlapped pattern")
     a = ap.parse_args()
@@ -130,13 +162,14 @@ def main():
     record(nccl_path, nccl_body)
 
     src = torch.randn(elems, device=dev, dtype=bf16)
-    dst = torch.empty(elems, device=dev, dtype=torch.float32)
+    dst = torch.empty(elems, device=dev, dtype=bf16)
     x2 = torch.randn(a.n, a.n, device=dev, dtype=bf16)
+    standin = standin_copy(a.ctas)
 
     def side_body():
         for _ in range(a.reps):
             # Alone.
-            dst.copy_(src)
+            standin(src, dst)
             torch.cuda.synchronize()
             torch.mm(x, w)
             torch.cuda.synchronize()
@@ -145,7 +178,7 @@ def main():
             # 'copy' phase: the stand-in collective beside a GEMM.
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                dst.copy_(src)
+                standin(src, dst)
             torch.mm(x, w)
             torch.cuda.synchronize()
             # 'gemm' phase: two GEMMs on two streams share the SMs.
@@ -171,13 +204,12 @@ def main():
         for (stream, name), count in sorted(k.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
             print("  stream %-4s %4d x %s" % (stream, count, name[:110]))
         if path == side_path:
-            copy = [n for n in names if "copy" in n.lower() or "elementwise" in n.lower()]
-            pattern = "|".join(re.escape(n) for n in copy) if copy else None
+            pattern = next((p for p in ("comm_standin_copy", "direct_copy_kernel")
+                            if any(p in n for n in names)), None)
         elif comm:
             pattern = NCCL_DEFAULT
         else:
-            one_rank = [n for n in names if "nccl" in n.lower() or "onerank" in n.lower()]
-            pattern = "|".join(re.escape(n) for n in one_rank) if one_rank else None
+            pattern = "oneRankReduce" if any("oneRankReduce" in n for n in names) else None
         summary["traces"][os.path.basename(path)] = {
             "kernels": names, "nccl_kernels": comm, "collective_pattern": pattern}
         if pattern:
