@@ -1285,10 +1285,12 @@ TEST(KernelsHostTest, OpaqueTrafficAddsUpToDeclaredBytes) {
 
 TEST(KernelsHostTest, ScratchSizesCoverTheirBuffers) {
   EXPECT_EQ(normGradScratchBytes(0, 64), 0);
-  // (mean, rstd) per row + at most 128 partial rows of dw.
+  // (mean, rstd) per row + at most 256 partial rows of dw (one per fused
+  // CTA, rows of at least 4).
   EXPECT_GE(normGradScratchBytes(37, 64), 37 * 8 + 2 * 64 * 4);
+  EXPECT_EQ(normGradScratchBytes(37, 64), 512 + 10 * 64 * 4);
   EXPECT_LE(normGradScratchBytes(1 << 20, 64),
-            (1 << 20) * 8 + 256 + 128 * 64 * 4);
+            (1 << 20) * 8 + 256 + 256 * 64 * 4);
   AttentionArgs args;
   args.seq = 16;
   args.heads = 4;
@@ -1302,6 +1304,31 @@ TEST(KernelsHostTest, ScratchSizesCoverTheirBuffers) {
             256 + 2 * 4 * 16 * 16 * 4 + 2 * 2 * 16 * 8 * 4);
   args.kvHeads = 4; // No GQA: dK / dV go straight to dqkv.
   EXPECT_EQ(attentionGradScratchBytes(args), 256 + 2 * 4 * 16 * 16 * 4);
+
+  // The fused backward's dK/dV parts: the smallest divisor of the GQA
+  // group that gives 512 CTAs of 64 keys, or the whole group; their f32
+  // partials come after rowDot and the LSE.
+  AttentionArgs gqa;
+  gqa.type = DType::BF16;
+  gqa.headDim = 128;
+  gqa.causal = true;
+  gqa.seq = 4096;
+  gqa.heads = 8; // llama3-70b at TP=8: one kv head, 64 key blocks
+  gqa.kvHeads = 1;
+  EXPECT_EQ(fusedAttentionGradSplits(gqa), 8);
+  EXPECT_EQ(fusedAttentionGradScratchBytes(gqa),
+            2 * (8 * 4096 * 4) + 8 * 2 * 1 * 4096 * 128 * 4);
+  gqa.heads = 64; // llama3-70b at TP=1: 8 x 64 = 512 CTAs already
+  gqa.kvHeads = 8;
+  EXPECT_EQ(fusedAttentionGradSplits(gqa), 1);
+  EXPECT_EQ(fusedAttentionGradScratchBytes(gqa), 2 * (64 * 4096 * 4));
+  gqa.heads = 32; // llama3-8b at s2048: 8 x 32 = 256 CTAs, two parts
+  gqa.seq = 2048;
+  EXPECT_EQ(fusedAttentionGradSplits(gqa), 2);
+  gqa.heads = 12; // no GQA: nothing to split
+  gqa.kvHeads = 12;
+  gqa.seq = 128;
+  EXPECT_EQ(fusedAttentionGradSplits(gqa), 1);
 
   // llama3-8b: all heads in one batch at seq 1024; ~1 GiB at seq 8192.
   args.heads = 32;
