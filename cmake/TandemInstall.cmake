@@ -40,8 +40,11 @@ function(tandem_install_library name)
 endfunction()
 
 # A tool: into bin/ and the export set (Tandem::tandem-opt and so on, for
-# clients that run it from their build).
+# clients that run it from their build). add_llvm_executable's install RPATH
+# is $ORIGIN/../lib; the installed tool also keeps the directory of the LLVM
+# shared library it links, as the build's does.
 function(tandem_install_tool name)
+  set_property(TARGET ${name} APPEND PROPERTY INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
   install(TARGETS ${name}
     EXPORT TandemTargets
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
