@@ -15,6 +15,7 @@
 #ifndef TANDEM_RUNTIME_LIB_ATTENTIONKERNELS_H
 #define TANDEM_RUNTIME_LIB_ATTENTIONKERNELS_H
 
+#include "tandem/runtime/Kernels.h"
 #include "tandem/runtime/Plan.h"
 
 #include <cuda_runtime_api.h>
@@ -64,6 +65,16 @@ bool launchSoftmaxBackward(const float *probs32, const float *dprobs,
                            DType dscoresType, int64_t dscoresLd, int64_t count,
                            int64_t seq, const AttentionHeadMap &map,
                            cudaStream_t stream, std::string &error);
+
+/// launchFusedAttentionGrad with the dK/dV pass split into `splits` parts
+/// of each GQA group (fusedAttentionGradSplits picks them; tests compare
+/// the split and unsplit passes), and the scratch that needs.
+bool launchFusedAttentionGrad(const AttentionArgs &args, const void *dout,
+                              const void *qkv, const void *out,
+                              const float *lse, void *dqkv, void *scratch,
+                              int splits, cudaStream_t stream,
+                              std::string &error);
+int64_t fusedAttentionGradScratchBytes(const AttentionArgs &args, int splits);
 
 } // namespace detail
 } // namespace runtime

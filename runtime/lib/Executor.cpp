@@ -115,6 +115,10 @@ struct Executor::Impl {
   std::vector<cudaStream_t> streams;
   std::vector<cudaEvent_t> events;
   cudaEvent_t stepStart = nullptr, stepStop = nullptr;
+  /// Host time when stepStart was recorded, and when each step began to be
+  /// enqueued (microseconds from it; StepTiming::hostUs).
+  std::chrono::steady_clock::time_point hostStart;
+  std::vector<double> hostEnqueueUs;
   /// Recorded on stream 0 when the step begins; every other stream waits
   /// for it, so that in a CUDA graph capture they join the capture.
   cudaEvent_t forkEvent = nullptr;
@@ -843,6 +847,18 @@ bool Executor::Impl::enqueue(std::string &error) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step &s = plan.steps[i];
     cudaStream_t stream = streams[s.stream];
+    for (const auto &[step, us] : options.hostDelays) {
+      if (step != static_cast<int64_t>(i))
+        continue;
+      auto until = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double, std::micro>(us);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+    if (options.timeSteps && !options.cudaGraph)
+      hostEnqueueUs[i] = std::chrono::duration<double, std::micro>(
+                             std::chrono::steady_clock::now() - hostStart)
+                             .count();
     for (int64_t e : s.waitEvents)
       if (!cuda(cudaStreamWaitEvent(stream, events[e], 0),
                 stepWhere(plan, i) + ": cudaStreamWaitEvent", error))
@@ -936,6 +952,8 @@ bool Executor::run(RunResult &result, std::string &error) {
   if (!x.cuda(cudaEventRecord(x.stepStart, x.streams[0]), "cudaEventRecord",
               error))
     return false;
+  x.hostStart = std::chrono::steady_clock::now();
+  x.hostEnqueueUs.assign(x.plan.steps.size(), -1);
   if (x.options.cudaGraph) {
     if (!x.graph) {
       cudaGraph_t graph;
@@ -985,6 +1003,7 @@ bool Executor::run(RunResult &result, std::string &error) {
         return false;
       result.steps[i].startUs = b * 1000.0;
       result.steps[i].endUs = e * 1000.0;
+      result.steps[i].hostUs = x.hostEnqueueUs[i];
     }
   }
   return true;

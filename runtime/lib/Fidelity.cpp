@@ -22,6 +22,36 @@ std::optional<std::string> opClassOf(const Step &step) {
   }
 }
 
+std::optional<std::string> opClassOfOpName(const std::string &opName) {
+  const std::string prefix = "tandem.";
+  if (opName.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  std::string mnemonic = opName.substr(prefix.size());
+  const std::string start = "_start";
+  if (mnemonic.size() > start.size() &&
+      mnemonic.compare(mnemonic.size() - start.size(), start.size(), start) ==
+          0)
+    mnemonic.resize(mnemonic.size() - start.size());
+  Step step;
+  for (CollectiveKind kind :
+       {CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+        CollectiveKind::AllReduce, CollectiveKind::AllToAll,
+        CollectiveKind::Permute}) {
+    if (mnemonic == collectiveKindName(kind)) {
+      step.kind = StepKind::Collective;
+      step.collective = kind;
+      return opClassOf(step);
+    }
+  }
+  // The launching kinds carry their op's mnemonic; the IR's wait is a sync
+  // step, which has no class.
+  std::optional<StepKind> kind = parseStepKind(mnemonic);
+  if (!kind || *kind == StepKind::Collective || *kind == StepKind::Sync)
+    return std::nullopt;
+  step.kind = *kind;
+  return opClassOf(step);
+}
+
 std::vector<ClassFidelity> compareByClass(const Plan &plan,
                                           const std::vector<double> &measuredUs,
                                           std::string &error) {

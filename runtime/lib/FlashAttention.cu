@@ -16,10 +16,14 @@
 // Backward (FlashAttention-2): D = rowsum(dO * O) first (the existing row-dot
 // kernel), then two kernels that recompute P = exp(scale * S - LSE) tile by
 // tile:
-//  - dK/dV: one CTA per (kv head, 64 keys), 16 keys a warp; it loops over
-//    every query head of the kv head's GQA group and every query tile,
-//    accumulating dV += P^T dO and dK += dS^T Q in registers, and writes dK,
-//    dV once. GQA needs no extra reduction.
+//  - dK/dV: one CTA per (kv head, part of its GQA group, 64 keys), 16 keys
+//    a warp; it loops over the part's query heads and every query tile,
+//    accumulating dV += P^T dO and dK += dS^T Q in registers. With the
+//    group in one part (enough CTAs without splitting) it writes dK, dV
+//    once; split into `splits` parts (few kv heads: a TP rank of a GQA
+//    model holds one or two), each part writes f32 partial sums to scratch
+//    and a last kernel adds the parts in part order and rounds
+//    (dkdvSplits says how many parts).
 //  - dQ: one CTA per (query head, 64 queries), looping over key tiles:
 //    dQ += dS K.
 // dQ is a separate pass rather than fp32 atomics from the dK/dV kernel: the
@@ -41,6 +45,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
@@ -245,6 +250,26 @@ __device__ __forceinline__ void storeRows(const float (&acc)[D / 8][4],
   }
 }
 
+/// Stores a 16 x D f32 accumulator (rows row0 + g, row0 + g + 8) scaled by
+/// `scale` to a row-major [seq][D] f32 matrix at `base`.
+template <int D>
+__device__ __forceinline__ void storeRowsF32(const float (&acc)[D / 8][4],
+                                             float scale, float *base,
+                                             int row0, int seq, int lane) {
+  int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    int row = row0 + g + 8 * half;
+    if (row >= seq)
+      continue;
+    float *dst = base + int64_t(row) * D + 2 * t;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<float2 *>(dst + 8 * j) =
+          make_float2(acc[j][2 * half] * scale, acc[j][2 * half + 1] * scale);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
@@ -424,7 +449,9 @@ struct BwdParams {
   const uint16_t *qkv, *dout;
   const float *lse, *rowDot; // [heads][seq]
   uint16_t *dqkv;
-  int seq, heads, kvHeads, group;
+  /// splits > 1: [splits][2][kvHeads][seq][D] f32 partial dK (scaled), dV.
+  float *partial;
+  int seq, heads, kvHeads, group, splits;
   int64_t width, outWidth;
   float scale, scaleLog2;
 };
@@ -433,6 +460,11 @@ constexpr int kBwdWarps = 4;
 constexpr int kBwdKeys = kBwdWarps * 16; // keys per dK/dV CTA
 constexpr int kBwdQueries = 64;          // queries per pipeline stage
 constexpr int kDqRows = kBwdWarps * 16;  // queries per dQ CTA
+/// The dK/dV pass splits a GQA group until it has at least this many CTAs
+/// (about 2 waves of 2 CTAs per SM on a 132-SM H200), or every query head
+/// is a part: a fixed number, so that a plan's scratch and results do not
+/// depend on the device.
+constexpr int64_t kMinDkDvCtas = 512;
 
 template <int D> constexpr int dkdvSmemBytes() {
   return 2 * kBwdKeys * D * 2 + 4 * kBwdQueries * D * 2 + 4 * kBwdQueries * 4;
@@ -463,18 +495,19 @@ __global__ void __launch_bounds__(kBwdWarps * 32, 2)
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
-  const int kvh = blockIdx.x;
+  const int kvh = blockIdx.x / p.splits, part = blockIdx.x % p.splits;
+  const int partHeads = p.group / p.splits;
   const int n0 = (gridDim.y - 1 - blockIdx.y) * kBwdKeys;
   const uint16_t *kBase = p.qkv + int64_t(p.heads + kvh) * D;
   const uint16_t *vBase = p.qkv + int64_t(p.heads + p.kvHeads + kvh) * D;
 
   const int qBegin = CAUSAL ? n0 / kBwdQueries * kBwdQueries : 0;
   const int qTiles = (p.seq - qBegin + kBwdQueries - 1) / kBwdQueries;
-  const int iterations = qTiles * p.group;
+  const int iterations = qTiles * partHeads;
 
   auto issue = [&](int it) {
     int stage = it & 1;
-    int head = kvh * p.group + it / qTiles;
+    int head = kvh * p.group + part * partHeads + it / qTiles;
     int q0 = qBegin + (it % qTiles) * kBwdQueries;
     loadTile<D, kBwdQueries, kThreads>(sQ + stage * kQTileBytes,
                                        p.qkv + int64_t(head) * D, p.width, q0,
@@ -607,11 +640,45 @@ __global__ void __launch_bounds__(kBwdWarps * 32, 2)
     }
   }
 
-  storeRows<T, D>(dk, p.scale, p.scale, p.dqkv + int64_t(p.heads + kvh) * D,
-                  p.width, n0 + warp * 16, p.seq, lane);
-  storeRows<T, D>(dv, 1.0f, 1.0f,
-                  p.dqkv + int64_t(p.heads + p.kvHeads + kvh) * D, p.width,
-                  n0 + warp * 16, p.seq, lane);
+  if (p.splits == 1) {
+    storeRows<T, D>(dk, p.scale, p.scale,
+                    p.dqkv + int64_t(p.heads + kvh) * D, p.width,
+                    n0 + warp * 16, p.seq, lane);
+    storeRows<T, D>(dv, 1.0f, 1.0f,
+                    p.dqkv + int64_t(p.heads + p.kvHeads + kvh) * D, p.width,
+                    n0 + warp * 16, p.seq, lane);
+    return;
+  }
+  const int64_t plane = int64_t(p.kvHeads) * p.seq * D;
+  float *dkPart = p.partial + (2 * int64_t(part)) * plane +
+                  int64_t(kvh) * p.seq * D;
+  storeRowsF32<D>(dk, p.scale, dkPart, n0 + warp * 16, p.seq, lane);
+  storeRowsF32<D>(dv, 1.0f, dkPart + plane, n0 + warp * 16, p.seq, lane);
+}
+
+/// dK, dV of split dK/dV work: element (kv head, row, column pair) of each
+/// is the sum of the parts' partials in part order, rounded to T.
+template <typename T, int D>
+__global__ void flashBackwardDkDvReduceKernel(BwdParams p) {
+  const int64_t pairs = int64_t(p.kvHeads) * p.seq * (D / 2);
+  const int64_t plane = int64_t(p.kvHeads) * p.seq * D;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       i < 2 * pairs; i += int64_t(gridDim.x) * blockDim.x) {
+    const int which = i >= pairs; // 0: dK, 1: dV
+    const int64_t e = 2 * (i - which * pairs);
+    const int64_t kvh = e / (int64_t(p.seq) * D);
+    const int64_t row = (e / D) % p.seq, col = e % D;
+    float2 sum = make_float2(0.0f, 0.0f);
+    for (int part = 0; part < p.splits; ++part) {
+      float2 v = *reinterpret_cast<const float2 *>(
+          p.partial + (2 * int64_t(part) + which) * plane + e);
+      sum.x += v.x;
+      sum.y += v.y;
+    }
+    int64_t column = (p.heads + which * p.kvHeads + kvh) * D + col;
+    *reinterpret_cast<uint32_t *>(p.dqkv + row * p.width + column) =
+        Elem<T>::pack(sum.x, sum.y);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -787,11 +854,23 @@ bool backward(const BwdParams &p, cudaStream_t stream, std::string &error) {
                                    "cudaFuncSetAttribute failed: ") +
                            cudaGetErrorName(statusKv != cudaSuccess ? statusKv
                                                                     : statusQ));
-  dim3 gridKv(p.kvHeads, (p.seq + kBwdKeys - 1) / kBwdKeys);
+  dim3 gridKv(p.kvHeads * p.splits, (p.seq + kBwdKeys - 1) / kBwdKeys);
   kv<<<gridKv, kBwdWarps * 32, dkdvSmemBytes<D>(), stream>>>(p);
   if (!checkLaunch("fused attention backward (flashBackwardDkDvKernel)",
                    error))
     return false;
+  if (p.splits > 1) {
+    constexpr int kThreads = 256;
+    int64_t pairs = 2 * int64_t(p.kvHeads) * p.seq * (D / 2);
+    int64_t blocks = std::min<int64_t>((pairs + kThreads - 1) / kThreads,
+                                       int64_t(1) << 16);
+    flashBackwardDkDvReduceKernel<T, D>
+        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
+    if (!checkLaunch("fused attention backward "
+                     "(flashBackwardDkDvReduceKernel)",
+                     error))
+      return false;
+  }
   dim3 gridQ(p.heads, (p.seq + kDqRows - 1) / kDqRows);
   q<<<gridQ, kBwdWarps * 32, dqSmemBytes<D>(), stream>>>(p);
   return checkLaunch("fused attention backward (flashBackwardDqKernel)",
@@ -859,10 +938,31 @@ int64_t fusedAttentionLseBytes(const AttentionArgs &args) {
   return args.heads * args.seq * 4;
 }
 
+int fusedAttentionGradSplits(const AttentionArgs &args) {
+  if (args.kvHeads <= 0 || args.heads % args.kvHeads != 0 || args.seq <= 0)
+    return 1;
+  int64_t group = args.heads / args.kvHeads;
+  int64_t ctas = args.kvHeads * ((args.seq + kBwdKeys - 1) / kBwdKeys);
+  for (int64_t s = 1; s < group; ++s)
+    if (group % s == 0 && ctas * s >= kMinDkDvCtas)
+      return static_cast<int>(s);
+  return static_cast<int>(group);
+}
+
 int64_t fusedAttentionGradScratchBytes(const AttentionArgs &args) {
-  // rowDot, then the LSE when the caller has none.
+  return detail::fusedAttentionGradScratchBytes(
+      args, fusedAttentionGradSplits(args));
+}
+
+int64_t detail::fusedAttentionGradScratchBytes(const AttentionArgs &args,
+                                               int splits) {
+  // rowDot, then the LSE when the caller has none, then the f32 partial
+  // dK / dV of a split dK/dV pass.
   int64_t stats = (fusedAttentionLseBytes(args) + 255) / 256 * 256;
-  return 2 * stats;
+  int64_t partials = splits > 1 ? int64_t(splits) * 2 * args.kvHeads *
+                                      args.seq * args.headDim * 4
+                                : 0;
+  return 2 * stats + partials;
 }
 
 bool launchFusedAttention(const AttentionArgs &args, const void *qkv,
@@ -895,9 +995,25 @@ bool launchFusedAttentionGrad(const AttentionArgs &args, const void *dout,
                               const void *qkv, const void *out,
                               const float *lse, void *dqkv, void *scratch,
                               cudaStream_t stream, std::string &error) {
+  return detail::launchFusedAttentionGrad(args, dout, qkv, out, lse, dqkv,
+                                          scratch,
+                                          fusedAttentionGradSplits(args),
+                                          stream, error);
+}
+
+bool detail::launchFusedAttentionGrad(const AttentionArgs &args,
+                                      const void *dout, const void *qkv,
+                                      const void *out, const float *lse,
+                                      void *dqkv, void *scratch, int splits,
+                                      cudaStream_t stream,
+                                      std::string &error) {
   std::string reason;
   if (!fusedAttentionSupported(args, reason))
     return fail(error, "launchFusedAttentionGrad: unsupported: " + reason);
+  if (splits < 1 || (args.heads / args.kvHeads) % splits != 0)
+    return fail(error, "launchFusedAttentionGrad: " + std::to_string(splits) +
+                           " dK/dV parts do not divide the GQA group of " +
+                           std::to_string(args.heads / args.kvHeads));
   if (!dout || !qkv || !out || !dqkv || !scratch || !aligned16(dout) ||
       !aligned16(qkv) || !aligned16(dqkv) || !aligned16(scratch))
     return fail(error, "launchFusedAttentionGrad: null or misaligned "
@@ -925,6 +1041,10 @@ bool launchFusedAttentionGrad(const AttentionArgs &args, const void *dout,
   p.heads = static_cast<int>(args.heads);
   p.kvHeads = static_cast<int>(args.kvHeads);
   p.group = static_cast<int>(args.heads / args.kvHeads);
+  p.splits = splits;
+  p.partial = splits > 1 ? reinterpret_cast<float *>(
+                               static_cast<char *>(scratch) + 2 * stats)
+                         : nullptr;
   p.width = (args.heads + 2 * args.kvHeads) * args.headDim;
   p.outWidth = args.heads * args.headDim;
   p.scale = 1.0f / std::sqrt(static_cast<float>(args.headDim));

@@ -522,6 +522,88 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
   }
 }
 
+/// Threads of a fused norm-backward CTA for `packs` packs per row: enough
+/// that every pack of the row is in the register cache, a multiple of 32 in
+/// [32, kNormGradFusedThreads]; 0 when the row does not fit (the unfused
+/// kernels then run).
+constexpr int kNormGradFusedThreads = 512;
+int normGradFusedThreads(int64_t packs) {
+  int64_t threads = (packs + kNormCached - 1) / kNormCached;
+  threads = std::max<int64_t>(32, (threads + 31) / 32 * 32);
+  return threads > kNormGradFusedThreads ? 0 : static_cast<int>(threads);
+}
+
+/// Norm backward in one pass over x and dy: CTA b handles rows b, b + G,
+/// ... (G = gridDim.x) in increasing order; per row it computes dx as
+/// normGradRowKernel does and adds dy * xhat of its packs to per-thread
+/// f32 sums, which it writes as row b of `partial` (G x cols) at the end.
+/// Every pack of a row is cached: packs <= kNormCached * blockDim.x.
+template <int V, typename X, typename W>
+__global__ void __launch_bounds__(kNormGradFusedThreads)
+    normGradFusedKernel(NormKind kind, const X *dy, const X *x, const W *w,
+                        X *dx, int64_t rows, int64_t cols, float *partial) {
+  __shared__ float shared[32];
+  const int64_t packs = cols / V;
+  float acc[kNormCached][V];
+#pragma unroll
+  for (int k = 0; k < kNormCached; ++k)
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      acc[k][e] = 0.0f;
+  float weight[kNormCached][V];
+#pragma unroll
+  for (int k = 0; k < kNormCached; ++k) {
+    int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    if (p < packs)
+      loadPack<W, V>(w + p * V, weight[k]);
+  }
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    NormRow<V, X> row(x + r * cols, packs);
+    NormRow<V, X> dyRow(dy + r * cols, packs);
+    float mean, rstd;
+    rowStatistics(kind, row, cols, shared, mean, rstd);
+    float sumG = 0.0f, sumGX = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          float g = dyRow.cached[k][e] * weight[k][e];
+          float xhat = (row.cached[k][e] - mean) * rstd;
+          sumG += g;
+          sumGX += g * xhat;
+          acc[k][e] += dyRow.cached[k][e] * xhat;
+        }
+      }
+    }
+    float n = static_cast<float>(cols);
+    float meanG = kind == NormKind::Layer ? blockSum(sumG, shared) / n : 0.0f;
+    float meanGX = blockSum(sumGX, shared) / n;
+    X *out = dx + r * cols;
+#pragma unroll
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs) {
+        float result[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          float g = dyRow.cached[k][e] * weight[k][e];
+          float xhat = (row.cached[k][e] - mean) * rstd;
+          result[e] = rstd * (g - meanG - xhat * meanGX);
+        }
+        storePack<X, V>(out + p * V, result);
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kNormCached; ++k) {
+    int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    if (p < packs)
+      storePack<float, V>(partial + blockIdx.x * cols + p * V, acc[k]);
+  }
+}
+
 /// partial[chunk, c] = sum over the chunk's rows, in row order, of
 /// dy[r, c] * xhat[r, c]; each thread owns one pack of V columns. Grid:
 /// (column-pack tiles, chunks). V divides cols.
@@ -577,8 +659,11 @@ __global__ void normGradWeightFinalKernel(const float *partial, int64_t chunks,
 }
 
 /// The dw reduction splits the rows into at most this many chunks (of at
-/// least kNormGradMinChunkRows rows where there are enough rows).
-constexpr int64_t kMaxNormGradChunks = 128;
+/// least kNormGradMinChunkRows rows where there are enough rows). The fused
+/// kernel runs one CTA per chunk: 256 CTAs are about two per SM of an H200
+/// (132 SMs), and 4 rows a CTA keep the f32 partials at most a quarter
+/// (bf16) of the bytes of x and dy.
+constexpr int64_t kMaxNormGradChunks = 256;
 constexpr int64_t kNormGradMinChunkRows = 4;
 
 int64_t normGradChunks(int64_t rows) {
@@ -1208,6 +1293,14 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
       auto launch = [&](auto v) {
         constexpr int V = decltype(v)::value;
         int64_t packs = cols / V;
+        if (int threads = normGradFusedThreads(packs)) {
+          normGradFusedKernel<V, X, W>
+              <<<static_cast<unsigned>(chunks), threads, 0, stream>>>(
+                  kind, static_cast<const X *>(dy), static_cast<const X *>(x),
+                  static_cast<const W *>(w), static_cast<X *>(dx), rows, cols,
+                  partial);
+          return;
+        }
         normGradRowKernel<V, X, W>
             <<<static_cast<unsigned>(rows), normThreads(packs), 0, stream>>>(
                 kind, static_cast<const X *>(dy), static_cast<const X *>(x),

@@ -77,4 +77,18 @@ TEST(Fidelity, RejectsAMeasurementOfTheWrongLength) {
   EXPECT_NE(error.find("one measured duration per step"), std::string::npos);
 }
 
+TEST(Fidelity, ClassOfAnOpNameFollowsTheStepRule) {
+  EXPECT_EQ(opClassOfOpName("tandem.matmul"), "gemm");
+  EXPECT_EQ(opClassOfOpName("tandem.attention_grad"), "attention_grad");
+  EXPECT_EQ(opClassOfOpName("tandem.all_gather_start"), "all_gather");
+  EXPECT_EQ(opClassOfOpName("tandem.reduce_scatter"), "reduce_scatter");
+  EXPECT_EQ(opClassOfOpName("tandem.permute_start"), "permute");
+  EXPECT_EQ(opClassOfOpName("tandem.ring_concat"), "layout");
+  EXPECT_EQ(opClassOfOpName("tandem.opaque"), "opaque");
+  EXPECT_EQ(opClassOfOpName("tandem.wait"), std::nullopt);
+  EXPECT_EQ(opClassOfOpName("tandem.collective"), std::nullopt);
+  EXPECT_EQ(opClassOfOpName("matmul"), std::nullopt);
+  EXPECT_EQ(opClassOfOpName("tandem._start"), std::nullopt);
+}
+
 } // namespace

@@ -11,6 +11,7 @@
 
 #include "tandem/runtime/Kernels.h"
 
+#include "../lib/AttentionKernels.h"
 #include "../lib/KernelsInternal.h"
 
 #include <cublasLt.h>
@@ -499,11 +500,14 @@ TEST_F(KernelsTest, NormAndNormGradMatchReference) {
   };
   // Packs of 16 bytes where cols allow (64, 1000, 8 for f32, 4096; 16384
   // also rereads packs beyond the register cache), element by element
-  // otherwise (70; 8 for 16-bit types takes one pack); 300 and 1000 rows
-  // split the dw sum into many chunks.
+  // otherwise (70; 8 for 16-bit types takes one pack); 300, 1000 and 2000
+  // rows split the dw sum into many chunks (2000: 8 rows a fused CTA).
+  // The backward runs fused while a row fits the fused CTA's registers
+  // (16384 16-bit columns), unfused beyond (16384 f32, 24576 columns).
   for (Shape shape :
        {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}, Shape{3, 4096},
-        Shape{2, 16384}, Shape{9, 70}, Shape{300, 24}, Shape{1000, 8}}) {
+        Shape{2, 16384}, Shape{9, 70}, Shape{300, 24}, Shape{1000, 8},
+        Shape{2000, 64}, Shape{3, 24576}}) {
     for (NormKind kind : {NormKind::Rms, NormKind::Layer}) {
       for (auto [xType, wType] : {std::pair{DType::BF16, DType::BF16},
                                   std::pair{DType::F16, DType::F32},
@@ -950,7 +954,8 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
       recomputedDqkv(type, garbage), lse(fusedAttentionLseBytes(args)),
       scratch(attentionScratchBytes(args)),
       gradScratch(attentionGradScratchBytes(args)),
-      fusedScratch(fusedAttentionGradScratchBytes(args));
+      fusedScratch(detail::fusedAttentionGradScratchBytes(
+          args, static_cast<int>(args.heads / args.kvHeads)));
   float *lsePtr = static_cast<float *>(lse.get());
 
   // Forward: the fused output and LSE against the double reference and
@@ -997,6 +1002,32 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
                                           unfusedGrad.end());
   expectQkvClose(grad, unfusedGradAsDouble, args, 2 * gradTolerance,
                  what + " fused vs unfused");
+
+  // The dK/dV pass unsplit and split into every query head of a GQA group
+  // (the launch above used fusedAttentionGradSplits' choice): both against
+  // the reference, and against each other within f32 reassociation.
+  int group = static_cast<int>(args.heads / args.kvHeads);
+  if (group > 1) {
+    std::vector<std::vector<float>> bySplits;
+    for (int splits : {1, group}) {
+      DeviceBuffer split(type, garbage);
+      ASSERT_TRUE(detail::launchFusedAttentionGrad(
+          args, dDout.get(), dQkv.get(), out.get(), lsePtr, split.get(),
+          fusedScratch.get(), splits, stream, error))
+          << error;
+      bySplits.push_back(split.values(type));
+      expectQkvClose(bySplits.back(), backward.dqkv, args, gradTolerance,
+                     what + " dK/dV in " + std::to_string(splits) + " parts");
+    }
+    std::vector<double> unsplit(bySplits[0].begin(), bySplits[0].end());
+    expectQkvClose(bySplits[1], unsplit, args,
+                   type == DType::BF16 ? 1e-2 : 2e-3,
+                   what + " split vs unsplit dK/dV");
+  }
+  // Parts that do not divide the group are refused.
+  EXPECT_FALSE(detail::launchFusedAttentionGrad(
+      args, dDout.get(), dQkv.get(), out.get(), lsePtr, dqkv.get(),
+      fusedScratch.get(), group + 1, stream, error));
 
   // Without a saved LSE the backward recomputes it: bitwise the same.
   ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),

@@ -14,6 +14,7 @@
 #include "tandem/runtime/Fidelity.h"
 #include "tandem/runtime/Format.h"
 #include "tandem/runtime/Plan.h"
+#include "tandem/runtime/RunTrace.h"
 #include "tandem/runtime/ToolSupport.h"
 
 #include <cuda_runtime_api.h>
@@ -83,6 +84,9 @@ void printHelp(std::FILE *out) {
       "                          steps run; the environment variable\n"
       "                          TANDEM_ATTENTION sets the default\n"
       "  --timeout S             abort if a step takes longer (default 300)\n"
+      "  --inject-host-delay I:US  fault injection: the host waits US\n"
+      "                          microseconds before enqueueing step I of the\n"
+      "                          plan (not the reference); repeatable\n"
       "  --seed S                input seed (default 1)\n"
       "  --device D              first GPU to use (default 0)\n"
       "\n"
@@ -101,6 +105,7 @@ struct Options {
   AttentionImpl attention = AttentionImpl::Fused;
   double timeout = 300;
   uint64_t seed = 1;
+  std::vector<std::pair<int64_t, double>> hostDelays;
 };
 
 bool parseInt(const char *text, long long min, long long &out) {
@@ -217,6 +222,23 @@ int parseArgs(int argc, char **argv, Options &o) {
         return kExitUsage;
       }
       (gbps ? o.fabricGbps : o.fabricLatencyUs) = x;
+    } else if (a == "--inject-host-delay") {
+      const char *v = value("--inject-host-delay");
+      if (!v)
+        return kExitUsage;
+      const char *colon = std::strchr(v, ':');
+      long long step = -1;
+      char *end = nullptr;
+      double us = colon ? std::strtod(colon + 1, &end) : -1;
+      if (!colon || !parseInt(std::string(v, colon).c_str(), 0, step) || !end ||
+          *end || !(us > 0)) {
+        std::fprintf(stderr,
+                     "tandem-run: --inject-host-delay needs STEP:US with a "
+                     "step index >= 0 and a delay > 0, got '%s'\n",
+                     v);
+        return kExitUsage;
+      }
+      o.hostDelays.emplace_back(step, us);
     } else if (a == "--standin-collectives") {
       o.standin = true;
     } else if (a == "--check") {
@@ -355,6 +377,9 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
   eo.cudaGraph = o.graph;
   eo.timeoutSeconds = o.timeout;
   eo.attention = o.attention;
+  // The reference of --check runs as exported.
+  if (iters > 0)
+    eo.hostDelays = o.hostDelays;
   std::string error;
   std::unique_ptr<Executor> ex = Executor::create(plan, eo, error);
   if (!ex || !ex->initialiseInputs(o.seed, error)) {
@@ -483,58 +508,7 @@ std::vector<Comparison> compare(const Plan &plan, const Plan &reference,
 bool writeTrace(const std::string &path, const Plan &plan, const RunResult &r,
                 int rank) {
   std::ofstream out(path);
-  if (!out)
-    return false;
-  out << "{\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&]() {
-    if (!first)
-      out << ",\n";
-    first = false;
-  };
-  for (int pid = 0; pid < 2; ++pid) {
-    if (pid == 1 && !plan.prediction)
-      break;
-    sep();
-    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
-        << ",\"args\":{\"name\":"
-        << jsonQuote(
-               (pid == 0 ? "measured @" : "predicted @") + plan.function +
-               (pid == 0 ? " rank " + std::to_string(rank) : std::string()))
-        << "}}";
-    for (int64_t s = 0; s < plan.numStreams; ++s) {
-      sep();
-      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid
-          << ",\"tid\":" << s << ",\"args\":{\"name\":"
-          << jsonQuote(s < static_cast<int64_t>(plan.streamNames.size())
-                           ? plan.streamNames[s]
-                           : "stream " + std::to_string(s))
-          << "}}";
-    }
-    for (size_t i = 0; i < plan.steps.size(); ++i) {
-      const Step &st = plan.steps[i];
-      double ts, dur;
-      if (pid == 0) {
-        if (i >= r.steps.size())
-          break;
-        ts = r.steps[i].startUs;
-        dur = r.steps[i].endUs - r.steps[i].startUs;
-      } else {
-        if (st.predictedStartUs < 0)
-          continue;
-        ts = st.predictedStartUs;
-        dur = st.predictedDurationUs;
-      }
-      sep();
-      std::string name = st.name + (st.label.empty() ? "" : " " + st.label);
-      out << "{\"ph\":\"X\",\"name\":" << jsonQuote(name) << ",\"cat\":\""
-          << stepKindName(st.kind) << "\",\"pid\":" << pid
-          << ",\"tid\":" << st.stream << ",\"ts\":" << ts << ",\"dur\":" << dur
-          << ",\"args\":{\"step\":" << i << "}}";
-    }
-  }
-  out << "\n],\"displayTimeUnit\":\"ms\"}\n";
-  return static_cast<bool>(out);
+  return out && writeRunTrace(out, plan, r.steps, rank);
 }
 
 } // namespace
@@ -561,6 +535,16 @@ int main(int argc, char **argv) {
   if (!plan) {
     std::fprintf(stderr, "tandem-run: %s\n", error.c_str());
     return kExitUsage;
+  }
+  for (const auto &[step, us] : o.hostDelays) {
+    (void)us;
+    if (step >= static_cast<int64_t>(plan->steps.size())) {
+      std::fprintf(stderr,
+                   "tandem-run: --inject-host-delay: step %lld is past the "
+                   "plan's %zu steps\n",
+                   static_cast<long long>(step), plan->steps.size());
+      return kExitUsage;
+    }
   }
   std::optional<Plan> reference;
   if (o.check) {

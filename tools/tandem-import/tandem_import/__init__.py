@@ -10,4 +10,4 @@ Library use::
 docs/import.md lists what is mapped to what and what is refused.
 """
 
-from .driver import ImportResult, TandemImportError, import_stablehlo  # noqa: F401
+from .driver import ImportResult, TandemImportError, import_fx, import_stablehlo  # noqa: F401

@@ -3,7 +3,8 @@
 import argparse
 import sys
 
-from .driver import ImportError_, import_stablehlo
+from . import fx
+from .driver import ImportError_, import_fx, import_stablehlo
 from .groups import load_config
 
 
@@ -20,9 +21,11 @@ def _cost(spec):
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="tandem-import",
-        description="Import a StableHLO module (jax.jit(f).lower(...).as_text()) as "
-                    "a tandem training step for tandem-opt --tandem-overlap.")
-    p.add_argument("file", help="StableHLO text, pretty or generic form ('-': stdin)")
+        description="Import a StableHLO module (jax.jit(f).lower(...).as_text()) or a "
+                    "PyTorch FX step (a tandem-fx JSON dump) as a tandem training step "
+                    "for tandem-opt --tandem-overlap.")
+    p.add_argument("file", help="StableHLO text, pretty or generic form, or an FX dump "
+                                "('-': stdin)")
     p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     p.add_argument("--target", default="h200", help="h100, h200 or mi300x (default h200)")
     p.add_argument("--topology", default=None,
@@ -35,6 +38,10 @@ def main(argv=None):
                         "latency_us}}} overriding a group's figures")
     p.add_argument("--opaque-cost", action="append", type=_cost, default=[],
                    metavar="NAME=FLOPS,BYTES", help="cost of a custom_call target")
+    p.add_argument("--order", default="graph",
+                   help="FX dumps: 'graph' (the graphs' own order, blocking collectives) "
+                        "or an order the dump records, e.g. 'inductor' (collectives "
+                        "issued and waited for where Inductor put them)")
     p.add_argument("--quiet", action="store_true", help="print no remarks")
     args = p.parse_args(argv)
     try:
@@ -43,10 +50,18 @@ def main(argv=None):
         print(f"tandem-import: error: {err}", file=sys.stderr)
         return 1
     try:
-        result = import_stablehlo(text, target=args.target, topology=args.topology,
-                                  function=args.function,
-                                  groups_config=load_config(args.groups_config),
-                                  opaque_cost=dict(args.opaque_cost))
+        if fx.is_dump(text):
+            result = import_fx(fx.load(text), order=args.order, target=args.target,
+                               topology=args.topology,
+                               groups_config=load_config(args.groups_config),
+                               opaque_cost=dict(args.opaque_cost))
+        elif args.order != "graph":
+            raise ImportError_("--order applies to FX dumps only")
+        else:
+            result = import_stablehlo(text, target=args.target, topology=args.topology,
+                                      function=args.function,
+                                      groups_config=load_config(args.groups_config),
+                                      opaque_cost=dict(args.opaque_cost))
     except ImportError_ as err:
         print(f"tandem-import: error: {err}", file=sys.stderr)
         return 1

@@ -365,23 +365,96 @@ def find_attention(g, fwd, taken):
         causal = any(g.nodes[m].op == "select" and g.nodes[m].ins[0].constlike
                      for m in members)
         info = {"heads": nh, "kv_heads": nkv, "head_dim": dh, "causal": causal}
-        fwd_r = Region("attention", members, [x], [y], info)
-        bwd = _backward_region(g, members, [x], y, {"dx": (x.shape, x.dtype)})
-        regs = [fwd_r]
-        if bwd is not None:
-            bm, exits, outer = bwd
-            dys = [v for v in outer if (v.shape, v.dtype) == (y.shape, y.dtype)]
-            if len(dys) == 1 and not (bm & taken):
-                regs.append(Region("attention_grad", bm, [dys[0], x, y],
-                                   [exits["dx"]], info))
-            else:
-                g.remark(d1.where(), "backward of the attention not recognised; "
-                         "imported as matmuls and element-wise ops")
-                bm = set()
+        _attention_regions(g, d1, members, x, y, info, taken, regions)
+    return regions
+
+
+def _output_grads(outer, y):
+    """The outer inputs of a backward region that are the gradient of the
+    forward's result y: values of y's type, or the conversion of one to a
+    wider type (PyTorch's decompositions compute norms' gradients in f32)."""
+    want = (y.shape, y.dtype)
+    out = [v for v in outer if (v.shape, v.dtype) == want]
+    for v in outer:
+        if v.node.op == "convert" and v.shape == y.shape:
+            src = v.node.ins[0]
+            if (src.shape, src.dtype) == want and src not in out:
+                out.append(src)
+    return out
+
+
+def _attention_regions(g, anchor, members, x, y, info, taken, regions):
+    """The attention region from packed x to y, its backward (the single-exit
+    region yielding x's gradient from y's) and the leak check: shared by the
+    StableHLO pattern and the FX SDPA ops."""
+    fwd_r = Region("attention", members, [x], [y], info)
+    bwd = _backward_region(g, members, [x], y, {"dx": (x.shape, x.dtype)})
+    regs = [fwd_r]
+    bm = set()
+    if bwd is not None:
+        bm, exits, outer = bwd
+        dys = _output_grads(outer, y)
+        if len(dys) == 1 and not (bm & taken):
+            regs.append(Region("attention_grad", bm, [dys[0], x, y],
+                               [exits["dx"]], info))
         else:
+            g.remark(anchor.where(), "backward of the attention not recognised; "
+                     "imported as matmuls and element-wise ops")
             bm = set()
-        # The forward region may only leak values its backward reads.
-        _take_regions(g, members, y, bm, regs, taken, regions)
+    # The forward region may only leak values its backward reads.
+    return _take_regions(g, members, y, bm, regs, taken, regions)
+
+
+def _walk_down_views(v, want_rows, limit=8):
+    """Forward from an SDPA output through its views to the 2-D
+    [tokens, heads x head_dim] value; the saved output's other reader (the
+    SDPA backward) may read it too."""
+    for _ in range(limit):
+        if len(v.shape) == 2 and v.shape[0] == want_rows:
+            return v
+        us = [u for u in live_users(v) if u.op in ("reshape", "transpose", "convert")]
+        if len(us) != 1 or any(u.op not in ("reshape", "transpose", "convert",
+                                            "sdpa_grad") for u in live_users(v)):
+            return None
+        v = us[0].outs[0]
+    return None
+
+
+def find_sdpa(g, fwd, taken):
+    """Attention regions anchored on explicit SDPA ops (the FX front end's
+    `sdpa` / `sdpa_grad` nodes): q, k and v must be views of one packed 2-D
+    tensor, as the StableHLO pattern requires."""
+    regions = []
+    for n in g.nodes:
+        if n.dead or n.op != "sdpa" or n.id in taken or n.id not in fwd:
+            continue
+        q, k, v = n.ins
+        srcs = [_walk_to_2d(t) for t in (q, k, v)]
+        why = None
+        if len(q.shape) != 4 or len(k.shape) != 4 or q.shape[0] != 1:
+            why = f"q is {list(q.shape)}, not [1, heads, tokens, head_dim]"
+        elif any(s is None for s in srcs) or not all(s is srcs[0] for s in srcs):
+            why = ("q, k and v are not views of one packed [tokens, (heads + 2 "
+                   "kv_heads) x head_dim] tensor")
+        else:
+            x = srcs[0]
+            s_len, feat = x.shape
+            nh, nkv, dh = q.shape[1], k.shape[1], q.shape[3]
+            y = _walk_down_views(n.outs[0], s_len)
+            if y is None or (nh + 2 * nkv) * dh != feat or \
+                    y.shape != (s_len, nh * dh) or nh % nkv or q.shape[2] != s_len:
+                why = "its output is not viewed back as [tokens, heads x head_dim]"
+        if why is None:
+            members = _closure(g, _between(g, [x], [y]), allowed_inputs=(x,))
+            if any(m in taken for m in members) or n.id not in members:
+                why = "its ops overlap another region"
+        if why is not None:
+            g.remark(n.where(), f"attention not recognised ({why}); imported as an "
+                     "opaque kernel")
+            continue
+        info = {"heads": nh, "kv_heads": nkv, "head_dim": dh,
+                "causal": bool(n.attrs["causal"])}
+        _attention_regions(g, n, members, x, y, info, taken, regions)
     return regions
 
 
@@ -421,40 +494,54 @@ def find_norms(g, fwd, taken):
         if len(x.shape) != 2:
             continue
         hidden = x.shape[1]
-        # Forward to the weighted output.
+        # Forward to the weighted output (plus the bias for LayerNorm); one
+        # computed in a wider type (PyTorch's decompositions) ends with the
+        # conversion back to x's type.
         y, w, b = None, None, None
         down = sorted(descendants(live_users(r.outs[0]), limit=r.id + 25))
         for nid in down:
             n = g.nodes[nid]
-            if n.op == "multiply" and n.outs[0].shape == x.shape and \
-                    n.outs[0].dtype == x.dtype:
-                for side in n.ins:
+            if n.op != "multiply" or n.outs[0].shape != x.shape:
+                continue
+            w = None
+            for side in n.ins:
+                p = side.node
+                while p.op in ("broadcast_in_dim", "convert", "reshape") and \
+                        len(p.ins[0].shape) <= 2:
+                    side = p.ins[0]
                     p = side.node
-                    while p.op in ("broadcast_in_dim", "convert", "reshape") and \
-                            len(p.ins[0].shape) <= 2:
-                        side = p.ins[0]
-                        p = side.node
-                        if len(side.shape) == 1 and side.shape[0] == hidden:
-                            w = side
-                            break
-                    if w is not None:
+                    if len(side.shape) == 1 and side.shape[0] == hidden:
+                        w = side
                         break
                 if w is not None:
-                    y = n.outs[0]
                     break
+            if w is None:
+                continue
+            while w.node.op == "convert" and len(w.node.ins[0].shape) == 1:
+                w = w.node.ins[0]
+            y, b = n.outs[0], None
+            us = live_users(y)
+            if layer_norm and len(us) == 1 and us[0].op == "add":
+                for side in us[0].ins:
+                    p = side.node
+                    if p.op == "broadcast_in_dim":
+                        bb = p.ins[0]
+                        while bb.node.op in ("broadcast_in_dim", "reshape", "convert"):
+                            bb = bb.node.ins[0]
+                        if len(bb.shape) == 1 and bb.shape[0] == hidden:
+                            b = bb
+                            y = us[0].outs[0]
+            if y.dtype != x.dtype:
+                us = live_users(y)
+                if len(us) == 1 and us[0].op == "convert" and \
+                        us[0].outs[0].dtype == x.dtype:
+                    y = us[0].outs[0]
+                else:
+                    y = None
+                    continue
+            break
         if y is None:
             continue
-        us = live_users(y)
-        if layer_norm and len(us) == 1 and us[0].op == "add":
-            for side in us[0].ins:
-                p = side.node
-                if p.op == "broadcast_in_dim":
-                    bb = p.ins[0]
-                    while bb.node.op in ("broadcast_in_dim", "reshape"):
-                        bb = bb.node.ins[0]
-                    if len(bb.shape) == 1 and bb.shape[0] == hidden:
-                        b = bb
-                        y = us[0].outs[0]
         members = _closure(g, _between(g, [x], [y]), allowed_inputs=(x, w))
         if r.id not in members or any(m in taken for m in members):
             continue
@@ -463,14 +550,18 @@ def find_norms(g, fwd, taken):
         fwd_in = [x, w] + ([b] if b is not None else [])
         want = {"dx": (x.shape, x.dtype), "dw": (w.shape, w.dtype)}
         bwd = _backward_region(g, members, fwd_in, y, want)
+        if bwd is None:
+            # The input's gradient is not computed (the first layer of a
+            # PyTorch step): the weight gradient alone.
+            bwd = _backward_region(g, members, fwd_in, y, {"dw": want["dw"]})
         regs = [Region("norm", members, [x, w], [y], info)]
         bm = set()
         if bwd is not None:
             bm, exits, outer = bwd
-            dys = [v for v in outer if (v.shape, v.dtype) == (y.shape, y.dtype)]
+            dys = _output_grads(outer, y)
             if len(dys) == 1 and not (bm & taken):
                 regs.append(Region("norm_grad", bm, [dys[0], x, w],
-                                   [exits["dx"], exits["dw"]], info))
+                                   [exits.get("dx"), exits["dw"]], info))
             else:
                 bm = set()
         _take_regions(g, members, y, bm, regs, taken, regions)
@@ -503,7 +594,7 @@ def is_gemm(n):
 
 _GRAD_PATH = {"add", "convert", "reshape", "transpose", "all_reduce", "reduce_scatter",
               "all_gather", "bitcast_convert", "dynamic_update_slice",
-              "multiply"}
+              "multiply", "wait"}
 
 
 def role_of(g, n, fwd, result_ids):
@@ -599,7 +690,8 @@ def _take_regions(g, members, y, bm, regs, taken, regions):
     leak = [v for nid in members for v in g.nodes[nid].outs if v is not y
             and any(u.id not in members and u.id not in bm for u in live_users(v))]
     if leak:
-        return
+        return False
     for reg in regs:
         taken |= reg.members
         regions.append(reg)
+    return True

@@ -53,19 +53,69 @@ def parse(text):
         raise ImportError_("the input does not parse as MLIR: " + first.strip()) from None
 
 
-def import_stablehlo(text, target="h200", topology=None, function=None,
-                     groups_config=None, opaque_cost=None, function_name="train_step"):
-    """Imports one StableHLO module; returns an ImportResult or raises
-    TandemImportError with a message naming the op and its location."""
+def _check_target(target, topology):
     if target not in NODE_NETWORKS:
         raise ImportError_(f"unknown target '{target}' (known: "
                            f"{', '.join(sorted(NODE_NETWORKS))})")
     topology = topology or default_topology(target)
     if topology not in TOPOLOGIES:
         raise ImportError_(f"unknown topology '{topology}' (known: {', '.join(TOPOLOGIES)})")
+    return topology
+
+
+def import_stablehlo(text, target="h200", topology=None, function=None,
+                     groups_config=None, opaque_cost=None, function_name="train_step"):
+    """Imports one StableHLO module; returns an ImportResult or raises
+    TandemImportError with a message naming the op and its location."""
+    topology = _check_target(target, topology)
     ctx, module = parse(text)
     with ctx:
         g = Flattener(module, function).run()
+    return analyse_and_emit(g, target, topology, groups_config, opaque_cost,
+                            function_name)
+
+
+def import_fx(step, order="graph", target="h200", topology=None, groups_config=None,
+              opaque_cost=None, function_name="train_step", mesh=None, group_axes=None):
+    """Imports a PyTorch FX step: a dump (dict, JSON text or file path; see
+    fx_dump) or a live torch.fx.GraphModule. `order` is "graph" (the graphs'
+    own order, collectives blocking) or a key of the dump's "orders" (e.g.
+    "inductor": Inductor's order, each collective issued at its own position
+    and waited for at its wait_tensor's)."""
+    from . import fx
+    topology = _check_target(target, topology)
+    if hasattr(step, "graph") and hasattr(step.graph, "nodes"):
+        from . import fx_dump
+        groups = fx_dump.process_groups([step])
+        if mesh is None:
+            if len(groups) > 1:
+                raise ImportError_("the graph's collectives use several process groups "
+                                   f"({', '.join(sorted(groups))}); give mesh= and "
+                                   "group_axes= to name their mesh axes")
+            mesh = {"axes": [["tp", g["size"]] for g in groups.values()]}
+            group_axes = {name: "tp" for name in groups}
+        step = fx_dump.dump([("graph", step)], mesh, group_axes or {})
+    elif isinstance(step, str):
+        step = fx.load(step)
+    g = fx.read(step, order=order, waits=order != "graph")
+    return analyse_and_emit(g, target, topology, groups_config, opaque_cost,
+                            function_name)
+
+
+def _attention_flops(n):
+    q = n.ins[0 if n.op == "sdpa" else 1]
+    k = n.ins[1 if n.op == "sdpa" else 2]
+    b, h, s, d = (list(q.shape) + [1, 1, 1, 1])[:4]
+    f = 4.0 * b * h * s * k.shape[-2] * d
+    if n.attrs.get("causal"):
+        f /= 2
+    return f if n.op == "sdpa" else 2.5 * f
+
+
+def analyse_and_emit(g, target, topology, groups_config=None, opaque_cost=None,
+                     function_name="train_step"):
+    """The analyses and the emitter on a flat Graph, whichever front end
+    built it."""
     forwarded = A.destack(g)
     dropped = A.dce(g)
     if forwarded:
@@ -76,7 +126,14 @@ def import_stablehlo(text, target="h200", topology=None, function=None,
                          "(loop bookkeeping, unused values; XLA removes them too)")
     fwd, how = A.forward_set(g)
     taken = set()
-    regions = A.find_attention(g, fwd, taken) + A.find_norms(g, fwd, taken)
+    regions = A.find_attention(g, fwd, taken) + A.find_sdpa(g, fwd, taken) + \
+        A.find_norms(g, fwd, taken)
+    for n in g.nodes:
+        # SDPA ops outside a recognised region stay kernels of their own.
+        if not n.dead and n.op in ("sdpa", "sdpa_grad") and n.id not in taken:
+            n.attrs["flops"] = _attention_flops(n)
+            n.attrs["what"] = f"FX op {n.attrs['target']}"
+            n.op = "custom_call"
     result_ids = {id(v) for v, _ in g.results}
     roles, fusible = {}, set()
     for n in g.nodes:

@@ -196,7 +196,8 @@ class Emitter:
                       f"{self.get(x, x.shape)}, {self.get(w, w.shape)} "
                       f'{{layer = "{tag}"}} : {x.type_str()}, {w.type_str()}',
                       anchor, f"{tag}.norm_grad")
-            self.set(dx, out + "#0")
+            if dx is not None:  # None: the input's gradient is not computed
+                self.set(dx, out + "#0")
             self.set(dw, out + "#1")
 
     # -- fusions ----------------------------------------------------------
@@ -313,16 +314,31 @@ class Emitter:
             self.collective(n)
             return
         where = f"{n.where()}"
+        if op == "wait":
+            f = n.ins[0]
+            out = self.fresh("wait")
+            ft = f"!tandem.future<{f.type_str()}>"
+            self.emit(f"{out} = tandem.wait {self.get(f)} : {ft}", n,
+                      f"{self.tag(n)}.wait" if self.tag(n) else "wait")
+            self.set(n.outs[0], out)
+            return
         if op == "custom_call":
             target = n.attrs["target"]
+            what = n.attrs.get("what", f"custom_call @{target}")
             cost = self.opts.get("opaque_cost", {}).get(target)
             nbytes = sum(v.nbytes for v in n.ins) + sum(v.nbytes for v in n.outs)
             flops = 0.0
             if cost:
                 flops, nbytes = cost
+            elif "flops" in n.attrs:
+                flops = n.attrs["flops"]
+                self.remarks.append(
+                    f"{where}: {what} imported as tandem.opaque with {flops:.6g} FLOPs "
+                    f"(its matmuls) and {nbytes} bytes (its operands and results); give "
+                    f"--opaque-cost {target}=FLOPS,BYTES to change them")
             else:
                 self.remarks.append(
-                    f"{where}: custom_call @{target} imported as tandem.opaque; its cost "
+                    f"{where}: {what} imported as tandem.opaque; its cost "
                     f"is unknown: 0 FLOPs and {nbytes} bytes (its operands and results) "
                     f"assumed; give --opaque-cost {target}=FLOPS,BYTES")
             self.opaque(n, target, n.ins, n.outs, flops, nbytes)
@@ -383,7 +399,13 @@ class Emitter:
         kind = "permute" if n.op == "collective_permute" else n.op
         self.stats.setdefault("collectives", {})
         self.stats["collectives"][kind] = self.stats["collectives"].get(kind, 0) + 1
-        self.emit(f"{out} = {body} : {x.type_str()} -> {y.type_str()}", n,
+        rtype = y.type_str()
+        if n.attrs.get("async"):
+            # Issued here, waited for where the input's wait node stands.
+            op, rest = body.split(" ", 1)
+            body = f"{op}_start {rest}"
+            rtype = f"!tandem.future<{rtype}>"
+        self.emit(f"{out} = {body} : {x.type_str()} -> {rtype}", n,
                   f"{tag}.{name}" if tag else name)
         self.set(y, out)
 

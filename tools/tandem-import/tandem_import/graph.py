@@ -22,7 +22,7 @@ class ImportError_(Exception):
 # broadcasts, reductions, layout changes, small slicing).
 ELEMENTWISE = {
     "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare",
-    "convert", "cosine", "divide", "exponential", "exponential_minus_one",
+    "convert", "cosine", "divide", "erf", "exponential", "exponential_minus_one",
     "floor", "imag", "is_finite", "log", "log_plus_one", "logistic",
     "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt",
     "power", "real", "remainder", "round_nearest_afz", "round_nearest_even",

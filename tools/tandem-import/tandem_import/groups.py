@@ -90,6 +90,13 @@ class GroupTable:
         else:
             self.num_devices = num_devices
 
+    def partition(self, name):
+        """The replica groups of the mesh axis (or `_`-joined axes) `name`."""
+        for cand, part in self.candidates:
+            if cand == name:
+                return part
+        return None
+
     def describe_axes(self):
         if not self.mesh or not self.mesh["axes"]:
             return "no sdy.mesh"

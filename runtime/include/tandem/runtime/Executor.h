@@ -16,10 +16,12 @@
 #define TANDEM_RUNTIME_EXECUTOR_H
 
 #include "tandem/runtime/Plan.h"
+#include "tandem/runtime/RunTrace.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem {
@@ -101,10 +103,10 @@ struct ExecutorOptions {
   /// plan is refused before any device work.
   double fabricGbps = 0;
   double fabricLatencyUs = 0;
-};
-
-struct StepTiming {
-  double startUs = 0, endUs = 0; ///< From the step's start.
+  /// Fault injection (tandem-diagnose's validation): before enqueueing step
+  /// `first`, the host waits `second` microseconds (a busy wait, so that
+  /// the delay is exact), as a slow host launch would.
+  std::vector<std::pair<int64_t, double>> hostDelays;
 };
 
 struct RunResult {

@@ -44,6 +44,12 @@ struct ClassFidelity {
 /// Sync steps launch nothing and have no class (std::nullopt).
 std::optional<std::string> opClassOf(const Step &step);
 
+/// The op class of an IR op name as plans and traces carry it
+/// ("tandem.matmul", "tandem.all_gather_start", ...), by the rule above:
+/// the `_start` form of a collective is in its collective's class. A name
+/// that is not a tandem op, and "tandem.wait", have no class.
+std::optional<std::string> opClassOfOpName(const std::string &opName);
+
 /// Groups the steps of `plan` by op class, in order of first appearance.
 /// `measuredUs[i]` is step i's measured duration; it must have one entry
 /// per step (else the result is empty and `error` says why).

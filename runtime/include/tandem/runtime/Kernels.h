@@ -126,6 +126,11 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
 bool fusedAttentionSupported(const AttentionArgs &args, std::string &reason);
 int64_t fusedAttentionLseBytes(const AttentionArgs &args);
 int64_t fusedAttentionGradScratchBytes(const AttentionArgs &args);
+/// Parts the backward's dK/dV pass splits each GQA group into: 1 where the
+/// kv heads x 64-key blocks give enough CTAs, otherwise the smallest
+/// divisor of the group that gives 512 (or the whole group). Split parts
+/// add f32 partial sums in a fixed order: still no atomics.
+int fusedAttentionGradSplits(const AttentionArgs &args);
 bool launchFusedAttention(const AttentionArgs &args, const void *qkv,
                           void *out, float *lse, cudaStream_t stream,
                           std::string &error);
