@@ -2,8 +2,9 @@
 # find_package(Tandem) reads there (docs/architecture.md, "Using Tandem from
 # another compiler").
 #
-#   bin/                    tandem-opt, tandem-gen, tandem-fit, tandem-import
-#                           and, with the runtime, its tools
+#   bin/                    tandem-opt, tandem-gen, tandem-fit,
+#                           tandem-diagnose, tandem-import and, with the
+#                           runtime, its tools
 #   include/tandem/         the public headers, the generated ODS headers
 #                           (*.h.inc) and the .td files
 #   lib/                    the static libraries
@@ -42,9 +43,14 @@ endfunction()
 # A tool: into bin/ and the export set (Tandem::tandem-opt and so on, for
 # clients that run it from their build). add_llvm_executable's install RPATH
 # is $ORIGIN/../lib; the installed tool also keeps the directory of the LLVM
-# shared library it links, as the build's does.
+# shared library it links, as the build's does (not with WITHOUT_LLVM: a tool
+# that links no LLVM).
 function(tandem_install_tool name)
-  set_property(TARGET ${name} APPEND PROPERTY INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
+  cmake_parse_arguments(ARG "WITHOUT_LLVM" "" "" ${ARGN})
+  if(NOT ARG_WITHOUT_LLVM)
+    set_property(TARGET ${name} APPEND PROPERTY
+      INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
+  endif()
   install(TARGETS ${name}
     EXPORT TandemTargets
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")

@@ -45,7 +45,7 @@ tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
 llvm_config.with_environment("PATH", config.tandem_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["tandem-opt", "tandem-fuzz-replay"], tool_dirs)
-for optional_tool in ["tandem-gen", "tandem-fit", "tandem-device-info",
+for optional_tool in ["tandem-gen", "tandem-fit", "tandem-diagnose", "tandem-device-info",
                       "tandem-run", "tandem-calibrate", "tandem-nccl-bench"]:
     if os.path.exists(os.path.join(config.tandem_tools_dir, optional_tool)):
         llvm_config.add_tool_substitutions([optional_tool], tool_dirs)

@@ -130,7 +130,8 @@ static bool parseGpuSection(const llvm::json::Value &value,
                                                    "gemm_wave_overhead_us",
                                                    "gemms_hold_sms",
                                                    "attention_efficiency",
-                                                   "attention_grad_efficiency"};
+                                                   "attention_grad_efficiency",
+                                                   "event_latency_us"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
   if (const llvm::json::Value *device = obj->get("device")) {
@@ -193,7 +194,8 @@ static bool parseGpuSection(const llvm::json::Value &value,
          readNumber("attention_efficiency", gpu.attentionEfficiency,
                     kMinEfficiency, 1.0) &&
          readNumber("attention_grad_efficiency", gpu.attentionGradEfficiency,
-                    kMinEfficiency, 1.0);
+                    kMinEfficiency, 1.0) &&
+         readNumber("event_latency_us", gpu.eventLatencyUs, 0.0, kMaxLatencyUs);
 }
 
 /// Reads the optional "comm" object (tandem-fit --collectives writes it).
@@ -375,6 +377,8 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
     spec.gemmWaveOverheadUs = *gpu.gemmWaveOverheadUs;
   if (gpu.gemmsHoldSms)
     spec.gemmsHoldSms = *gpu.gemmsHoldSms;
+  if (gpu.eventLatencyUs)
+    spec.eventLatencyUs = *gpu.eventLatencyUs;
   if (gpu.attentionEfficiency)
     spec.attentionEfficiency = *gpu.attentionEfficiency;
   if (gpu.attentionGradEfficiency)

@@ -128,6 +128,20 @@ std::optional<Result> sim::simulate(const Problem &problem,
   std::vector<size_t> head(numStreams, 0);
   std::vector<bool> streamBusy(numStreams, false);
 
+  // When task `id`, whose dependences are done, may start: a dependence on
+  // another stream adds the event latency.
+  auto readyAt = [&](unsigned id) {
+    const Task &t = problem.tasks[id];
+    double at = 0.0;
+    for (unsigned d : t.deps)
+      at = std::max(at, result.timings[d].endUs +
+                            (problem.tasks[d].stream != t.stream
+                                 ? problem.eventLatencyUs
+                                 : 0.0));
+    return at;
+  };
+  constexpr double kEpsUs = 1e-9;
+
   std::vector<Running> running;
   double now = 0.0;
   size_t finished = 0;
@@ -143,7 +157,8 @@ std::optional<Result> sim::simulate(const Problem &problem,
         unsigned id = queues[s][head[s]];
         const Task &t = problem.tasks[id];
         if (!std::all_of(t.deps.begin(), t.deps.end(),
-                         [&](unsigned d) { return done[d]; }))
+                         [&](unsigned d) { return done[d]; }) ||
+            readyAt(id) > now + kEpsUs)
           continue;
         started[id] = true;
         result.timings[id].startUs = now;
@@ -213,6 +228,22 @@ std::optional<Result> sim::simulate(const Problem &problem,
       }
     if (finished == n)
       break;
+    // The earliest instant a stream's next task becomes ready through an
+    // event that is still in flight.
+    double nextReady = std::numeric_limits<double>::infinity();
+    for (unsigned s = 0; s < numStreams; ++s) {
+      if (streamBusy[s] || head[s] >= queues[s].size())
+        continue;
+      unsigned id = queues[s][head[s]];
+      const Task &t = problem.tasks[id];
+      if (std::all_of(t.deps.begin(), t.deps.end(),
+                      [&](unsigned d) { return done[d]; }))
+        nextReady = std::min(nextReady, readyAt(id));
+    }
+    if (running.empty() && std::isfinite(nextReady)) {
+      now = nextReady;
+      continue;
+    }
     if (running.empty()) {
       llvm::raw_string_ostream os(error);
       os << "the schedule deadlocks at t = " << now << " us:";
@@ -244,7 +275,9 @@ std::optional<Result> sim::simulate(const Problem &problem,
          << " us): its duration is 0, infinite or NaN";
       return std::nullopt;
     }
-    double step = std::numeric_limits<double>::infinity();
+    double step = std::isfinite(nextReady)
+                      ? nextReady - now
+                      : std::numeric_limits<double>::infinity();
     for (const Running &r : running)
       if (r.rate > 0.0)
         step = std::min(step, r.remaining / r.rate);

@@ -50,6 +50,10 @@ private:
   func::FuncOp func;
   rt::Plan plan;
   llvm::DenseMap<Value, int64_t> buffers;
+  /// Concats that write in place (ConcatOp::writesInPlace): the value whose
+  /// buffer holds each block (the collective's future for a wait) -> the
+  /// concat and the block's index. That buffer is a view of the concat's.
+  llvm::DenseMap<Value, std::pair<ConcatOp, int64_t>> inPlaceBlocks;
   llvm::StringMap<int64_t> groups;
   /// The op each step came from.
   std::vector<Operation *> opOfStep;
@@ -79,6 +83,27 @@ FailureOr<int64_t> Lowerer::newBuffer(Operation *at, Value value,
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
   buffer.role = role;
   buffer.name = std::move(name);
+  if (auto it = inPlaceBlocks.find(value); it != inPlaceBlocks.end()) {
+    // A block of an in-place concat: a view of the concat's buffer, which
+    // the first block to be lowered creates.
+    auto [concat, k] = it->second;
+    auto root = buffers.find(concat.getResult());
+    int64_t rootIndex;
+    if (root == buffers.end()) {
+      FailureOr<int64_t> r =
+          newBuffer(at, concat.getResult(),
+                    "concat#" + std::to_string(plan.buffers.size()),
+                    rt::Buffer::Role::Temp);
+      if (failed(r))
+        return failure();
+      rootIndex = *r;
+    } else {
+      rootIndex = root->second;
+    }
+    buffer.role = rt::Buffer::Role::View;
+    buffer.viewOf = rootIndex;
+    buffer.viewOffset = k * buffer.bytes();
+  }
   int64_t index = plan.buffers.size();
   plan.buffers.push_back(std::move(buffer));
   buffers[value] = index;
@@ -229,7 +254,7 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
         if (failed(addInputs({s.getInput()})))
           return failure();
         // A contiguous dim-0 chunk is a view: no step, no copy.
-        if (s.getDim() == 0 && s.getInterleave() == 1) {
+        if (s.isView()) {
           int64_t base = step.inputs[0];
           int64_t root = rt::rootBuffer(plan, base);
           int64_t offset = plan.buffers[base].role == rt::Buffer::Role::View
@@ -258,6 +283,14 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
         return addResults("slice");
       })
       .Case([&](ConcatOp c) -> LogicalResult {
+        if (buffers.count(c.getResult())) {
+          // In place: the producers wrote the blocks. No launch; kept as a
+          // sync step if the schedule put events on the concat.
+          step.kind = rt::StepKind::Sync;
+          step.name.clear();
+          step.inputs.clear();
+          return success();
+        }
         step.kind = rt::StepKind::Concat;
         step.dim = c.getDim();
         step.interleave = c.getInterleave();
@@ -350,6 +383,16 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
   }
 
   Block &block = func.getBody().front();
+  for (ConcatOp concat : block.getOps<ConcatOp>()) {
+    if (!concat.writesInPlace())
+      continue;
+    for (auto [k, v] : llvm::enumerate(concat.getInputs())) {
+      Value storage = v;
+      if (auto wait = v.getDefiningOp<WaitOp>())
+        storage = wait.getFuture();
+      inPlaceBlocks[storage] = {concat, int64_t(k)};
+    }
+  }
   for (BlockArgument arg : block.getArguments()) {
     std::string name = "arg" + std::to_string(arg.getArgNumber());
     FailureOr<int64_t> b =

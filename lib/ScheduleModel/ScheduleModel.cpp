@@ -21,6 +21,7 @@ sim::Problem mlir::tandem::emptyProblem(const CostModel &model) {
   sim::Problem problem;
   problem.smCount = model.gpu().smCount;
   problem.gemmsHoldSms = model.gpu().gemmsHoldSms;
+  problem.eventLatencyUs = model.gpu().eventLatencyUs;
   problem.contention = model.contention();
   return problem;
 }

@@ -245,8 +245,23 @@ static RankedTensorType withRows(RankedTensorType t, int64_t rows) {
   return RankedTensorType::get(shape, t.getElementType());
 }
 
+/// Time of a layout op that copies (getLayoutBytes): the pipelines'
+/// assembly ops run on the compute stream after their last GEMM.
+static double layoutCopyUs(const CostModel &model, RankedTensorType result) {
+  ComputeCostInputs in;
+  in.elementType = result.getElementType();
+  in.bytes = getLayoutBytes(/*view=*/false, result);
+  in.kind = ComputeKind::memory;
+  std::string error;
+  std::optional<ComputeEstimate> e = model.compute(in, error);
+  assert(e && "a copy computes nothing, so every target prices it");
+  return e ? e->timeUs : 0.0;
+}
+
 /// Unsplit, chunked native all-gathers of each allowed count, and the P2P
 /// ring (refused by default on a full mesh, where each step uses one link).
+/// The chunked and ring candidates pay for assembling the GEMM's output
+/// (and the gathered tensor, if something else uses it): copies.
 static SmallVector<Candidate>
 allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
                     OpTimer &timer, PipelinePricer &pricer,
@@ -257,6 +272,9 @@ allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
   int64_t rowsPerRank = rows / size;
   int64_t payload = ag.getPayloadBytes();
   GemmPricer gemm(mm, model);
+  double assembly = layoutCopyUs(model, mm.getType());
+  if (!ag.getResult().hasOneUse())
+    assembly += layoutCopyUs(model, ag.getType());
   SmallVector<Candidate> candidates;
   candidates.push_back({PipelineMethod::Unsplit, 1,
                         timer.collectiveUs(ag, 0) + gemm.us(rows, 0)});
@@ -264,21 +282,26 @@ allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
     double c =
         model.collective(CollectiveKind::all_gather, payload / n, group).timeUs;
     double t = pricer.us(n, c, gemm.estimate(rows / n),
-                         /*collectiveFirst=*/true);
+                         /*collectiveFirst=*/true) +
+               assembly;
     candidates.push_back({PipelineMethod::Chunked, n, t});
   }
   if (size > 1) {
     double p =
         model.collective(CollectiveKind::permute, payload / size, group).timeUs;
     double t = pricer.us(size - 1, p, gemm.estimate(rowsPerRank),
-                         /*collectiveFirst=*/true, /*localGemms=*/1);
+                         /*collectiveFirst=*/true, /*localGemms=*/1) +
+               assembly;
     candidates.push_back({PipelineMethod::PeerToPeer, size, t,
                           group.topology == Topology::full_mesh});
   }
   return candidates;
 }
 
-/// Unsplit and chunked native reduce-scatters of each allowed count.
+/// Unsplit and chunked native reduce-scatters of each allowed count. A
+/// chunked candidate pays for its interleaved (strided) slices of the GEMM
+/// input, which run before the first GEMM; the concat of the
+/// reduce-scatters' outputs writes in place (ConcatOp::writesInPlace).
 static SmallVector<Candidate>
 reduceScatterCandidates(ReduceScatterOp rs, MatmulOp mm, const GroupSpec &group,
                         OpTimer &timer, PipelinePricer &pricer,
@@ -294,8 +317,11 @@ reduceScatterCandidates(ReduceScatterOp rs, MatmulOp mm, const GroupSpec &group,
     double c =
         model.collective(CollectiveKind::reduce_scatter, payload / n, group)
             .timeUs;
+    double layout =
+        n * layoutCopyUs(model, withRows(mm.getLhs().getType(), rows / n));
     double t = pricer.us(n, c, gemm.estimate(rows / n),
-                         /*collectiveFirst=*/false);
+                         /*collectiveFirst=*/false) +
+               layout;
     candidates.push_back({PipelineMethod::Chunked, n, t});
   }
   return candidates;

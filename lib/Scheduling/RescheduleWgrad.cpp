@@ -183,24 +183,33 @@ priceSplit(MatmulOp wgrad, const CostModel &model, int64_t commSms) {
   half.gemmShape->m /= 2;
   half.flops /= 2;
   half.bytes = lhsBytes / 2 + rhsBytes + resultBytes / 2;
-  // A slice along dimension 1 copies its half (read and write); along
-  // dimension 0 it is a view (as tandem.slice prices itself).
-  ComputeCostInputs slice;
-  slice.elementType = whole.elementType;
-  slice.kind = ComputeKind::memory;
-  slice.bytes = wgrad.getTransposeLhs() ? lhsBytes : 0.0;
+  // The ops splitWgradRows builds, priced as they price themselves
+  // (getLayoutBytes): two slices of the lhs (views along dimension 0,
+  // copies along 1) and the concat of the halves, which writes in place
+  // (ConcatOp::writesInPlace: fresh GEMM results only it uses).
+  auto layout = [&](bool view, RankedTensorType type) {
+    ComputeCostInputs in;
+    in.elementType = whole.elementType;
+    in.kind = ComputeKind::memory;
+    in.bytes = getLayoutBytes(view, type);
+    return in;
+  };
+  RankedTensorType lhsType = wgrad.getLhs().getType();
+  SmallVector<int64_t> halfShape(lhsType.getShape());
+  int64_t dim = wgrad.getTransposeLhs() ? 1 : 0;
+  halfShape[dim] /= 2;
   std::string error;
-  std::optional<ComputeEstimate> w = model.compute(whole, error),
-                                 h = model.compute(half, error),
-                                 s = model.compute(slice, error),
-                                 beside = model.compute(half, error,
-                                                        model.gpu().smCount -
-                                                            commSms);
-  if (!w || !h || !s || !beside)
+  std::optional<ComputeEstimate>
+      w = model.compute(whole, error),
+      h = model.compute(half, error),
+      s = model.compute(layout(dim == 0, lhsType.clone(halfShape)), error),
+      cat = model.compute(layout(true, wgrad.getType()), error),
+      beside = model.compute(half, error, model.gpu().smCount - commSms);
+  if (!w || !h || !s || !cat || !beside)
     return std::nullopt;
   ContentionPoint c = model.contention().lookup(commSms);
-  return SplitPrice{2 * s->timeUs + 2 * h->timeUs - w->timeUs, h->timeUs,
-                    beside->timeUs * c.gemmSlowdown};
+  return SplitPrice{2 * s->timeUs + cat->timeUs + 2 * h->timeUs - w->timeUs,
+                    h->timeUs, beside->timeUs * c.gemmSlowdown};
 }
 
 /// Wgrads the main phase left in windows that their other compute already

@@ -12,6 +12,7 @@
 #include "tandem/runtime/MemoryPlanner.h"
 #include "tandem/runtime/PlanAccesses.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tandem {
@@ -514,10 +515,22 @@ std::string validatePlan(const Plan &plan) {
       return "plan output " + std::to_string(b) + " is not a buffer";
 
   std::vector<bool> recorded(plan.numEvents, false);
-  std::vector<int64_t> writer(numBuffers, -1);
+  // Per storage buffer, the byte ranges written so far and by which step
+  // (-2: a plan input, written before the step starts). Views write parts
+  // of their storage (the blocks of an in-place concat), so a read must be
+  // ordered after every write it overlaps, not only the last one.
+  struct Write {
+    int64_t begin, end, step;
+  };
+  std::vector<std::vector<Write>> writes(numBuffers);
+  auto rangeOf = [&](int64_t b) {
+    const Buffer &buf = plan.buffers[b];
+    int64_t begin = buf.role == Buffer::Role::View ? buf.viewOffset : 0;
+    return std::pair<int64_t, int64_t>(begin, begin + buf.bytes());
+  };
   for (int64_t b = 0; b < numBuffers; ++b)
     if (plan.buffers[b].role == Buffer::Role::Input)
-      writer[b] = -2; // written before the step starts
+      writes[b].push_back({0, plan.buffers[b].bytes(), -2});
   HappensBefore hb(plan);
   std::vector<BufferAccess> accesses;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -564,25 +577,39 @@ std::string validatePlan(const Plan &plan) {
     for (const BufferAccess &a : accesses)
       if (std::string e = checkAccess(plan, a); !e.empty())
         return where.str() + " " + e;
-    // Every read must be ordered after the write that produced the data.
+    // Every read must be ordered after the writes that produced the data.
     for (int64_t b : step.inputs) {
-      int64_t w = writer[rootBuffer(plan, b)];
-      if (w == -1)
+      auto [begin, end] = rangeOf(b);
+      bool written = false;
+      for (const Write &w : writes[rootBuffer(plan, b)]) {
+        if (w.end <= begin || end <= w.begin)
+          continue;
+        written = true;
+        if (w.step >= 0 && !hb.before(w.step, i))
+          return where.str() + " reads buffer " + std::to_string(b) + " ('" +
+                 plan.buffers[b].name + "') written by step " +
+                 std::to_string(w.step) +
+                 " on another stream with no event ordering the two";
+      }
+      if (!written)
         return where.str() + " reads buffer " + std::to_string(b) + " ('" +
                plan.buffers[b].name + "') before any step writes it";
-      if (w >= 0 && !hb.before(w, i))
-        return where.str() + " reads buffer " + std::to_string(b) + " ('" +
-               plan.buffers[b].name + "') written by step " +
-               std::to_string(w) +
-               " on another stream with no event ordering the two";
     }
-    for (int64_t b : step.outputs)
-      writer[rootBuffer(plan, b)] = i;
+    for (int64_t b : step.outputs) {
+      auto [begin, end] = rangeOf(b);
+      std::vector<Write> &list = writes[rootBuffer(plan, b)];
+      list.erase(std::remove_if(list.begin(), list.end(),
+                                [&](const Write &w) {
+                                  return begin <= w.begin && w.end <= end;
+                                }),
+                 list.end());
+      list.push_back({begin, end, int64_t(i)});
+    }
     if (step.recordEvent >= 0)
       recorded[step.recordEvent] = true;
   }
   for (int64_t b : plan.outputs)
-    if (writer[rootBuffer(plan, b)] == -1)
+    if (writes[rootBuffer(plan, b)].empty())
       return "plan output buffer " + std::to_string(b) + " ('" +
              plan.buffers[b].name + "') is never written";
   // The arena is allocated as stated when the plan is planned, and also when

@@ -160,6 +160,56 @@ TEST(PlanTest, ParseErrorsNameTheField) {
             "sync)");
 }
 
+/// Two halves of `whole` written as views on two streams (the blocks of an
+/// in-place concat), then a step on stream 0 that reads all of it after
+/// waiting for the second half's event.
+Plan inPlaceHalvesPlan() {
+  Plan plan;
+  plan.function = "f";
+  plan.numStreams = 2;
+  plan.streamNames = {"compute", "compute 1"};
+  plan.streamPriorities = {0, 0};
+  plan.numEvents = 1;
+  int64_t x = addBuffer(plan, {32, 16}, Buffer::Role::Input);
+  int64_t whole = addBuffer(plan, {64, 16});
+  int64_t top = addBuffer(plan, {32, 16}, Buffer::Role::View);
+  int64_t bottom = addBuffer(plan, {32, 16}, Buffer::Role::View);
+  plan.buffers[top].viewOf = whole;
+  plan.buffers[bottom].viewOf = whole;
+  plan.buffers[bottom].viewOffset = plan.buffers[top].bytes();
+  int64_t out = addBuffer(plan, {64, 16});
+  plan.steps.push_back(elementwise(x, top, /*stream=*/0));
+  plan.steps.push_back(elementwise(x, bottom, /*stream=*/1));
+  plan.steps.back().recordEvent = 0;
+  plan.steps.push_back(elementwise(whole, out, /*stream=*/0));
+  plan.steps.back().waitEvents = {0};
+  plan.outputs = {out};
+  return plan;
+}
+
+TEST(PlanTest, ReadsAreOrderedAfterEveryBlockTheyOverlap) {
+  // The top half is ordered by stream 0, the bottom by the event: valid.
+  EXPECT_EQ(validatePlan(inPlaceHalvesPlan()), "");
+  // Without the event the read of the whole buffer races with the bottom
+  // half's write, although the last write on its own stream came first.
+  Plan unordered = inPlaceHalvesPlan();
+  unordered.steps[2].waitEvents.clear();
+  unordered.steps[1].recordEvent = -1;
+  EXPECT_EQ(validatePlan(unordered),
+            "step 2 (tandem.elementwise) reads buffer 1 ('b1') written by "
+            "step 1 on another stream with no event ordering the two");
+  // The top half written on stream 1 instead and the bottom on stream 0
+  // (the last writer, in stream order): the top is still unordered.
+  Plan swapped = inPlaceHalvesPlan();
+  swapped.steps[0].stream = 1;
+  swapped.steps[1].stream = 0;
+  swapped.steps[1].recordEvent = -1;
+  swapped.steps[2].waitEvents.clear();
+  EXPECT_EQ(validatePlan(swapped),
+            "step 2 (tandem.elementwise) reads buffer 1 ('b1') written by "
+            "step 0 on another stream with no event ordering the two");
+}
+
 TEST(PlanTest, ValidationFindsInconsistencies) {
   {
     Plan plan = twoStreamPlan();

@@ -18,6 +18,9 @@
 // RUN: tandem-opt %t/wave-overhead.mlir --tandem-simulate="calibration=%t/wave-overhead.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/hold-sms.mlir --tandem-simulate="calibration=%t/hold-sms.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/other-gpu.mlir --tandem-simulate="calibration=%t/other-gpu.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/event-latency.mlir --tandem-simulate="calibration=%t/event-latency.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/gated.mlir --tandem-simulate="report=-" -o /dev/null | FileCheck %t/gated.mlir --check-prefix=NO-LATENCY
+// RUN: tandem-opt %t/gated.mlir --tandem-simulate="report=- calibration=%t/latency.json" -o /dev/null | FileCheck %t/gated.mlir --check-prefix=LATENCY
 
 //--- model.mlir
 
@@ -88,7 +91,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": [1], "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- unknown.mlir
-// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms, attention_efficiency, attention_grad_efficiency)}}
+// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms, attention_efficiency, attention_grad_efficiency, event_latency_us)}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -174,3 +177,35 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 
 //--- other-gpu.json
 {"version": 1, "gpu": {"device": "MI300X", "sm_count": 304}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- event-latency.mlir
+// expected-error @+1 {{gpu: "event_latency_us" must be a number in [0, 1e+06]}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- event-latency.json
+{"version": 1, "gpu": {"event_latency_us": -2}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- latency.json
+{"version": 1, "source": "hand-written", "gpu": {"event_latency_us": 50.0},
+ "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- gated.mlir
+// A copy on the compute stream, an all-gather of its result on the
+// communication stream, and a copy of the gathered rows back on the
+// compute stream. Each of the two cross-stream dependences costs the
+// calibration's 50 us event latency.
+// No overlap, so the contention row does not matter: 38.379 us without the
+// latency, 138.379 us with it.
+// NO-LATENCY: "span_us": 38.379{{[0-9]*}},
+// LATENCY: "span_us": 138.379{{[0-9]*}},
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @f(%x: tensor<256x1024xbf16>) -> tensor<2048x1024xbf16> {
+    %c = tandem.elementwise copy %x : tensor<256x1024xbf16> -> tensor<256x1024xbf16>
+    %f = tandem.all_gather_start %c on @tp dim 0 : tensor<256x1024xbf16> -> !tandem.future<tensor<2048x1024xbf16>>
+    %g = tandem.wait %f : !tandem.future<tensor<2048x1024xbf16>>
+    %d = tandem.elementwise copy %g : tensor<2048x1024xbf16> -> tensor<2048x1024xbf16>
+    return %d : tensor<2048x1024xbf16>
+  }
+}

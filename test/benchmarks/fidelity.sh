@@ -12,7 +12,8 @@
 # the EMULATED fabric (tandem-run --emulate-fabric: each collective a local
 # kernel paced to the plan's predicted alone time; NOT communication), every
 # strategy. CAL names the calibration every pass prices with (default: the
-# H200 calibration in results/h200-2026-12-03; CAL= for the preset alone).
+# H200 calibration in results/h200-2026-12-04, fitted against the emulated
+# fabric's kernel; CAL= for the preset alone).
 # BUILD: the build directory (its bin/ holds tandem-gen, tandem-opt or
 # tandem-run). lit never runs this file.
 set -euo pipefail
@@ -20,7 +21,7 @@ mode=${1:?prepare or run}
 out=${2:?output directory}
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-CAL=${CAL-$here/results/h200-2026-12-03/calibration.json}
+CAL=${CAL-$here/results/h200-2026-12-04/calibration-emulated.json}
 STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
             te-preset+reschedule auto)
 # name | tandem-gen arguments | strategies | tandem-run flags | peer args

@@ -366,7 +366,11 @@ void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
       ("tandem-fit from " + llvm::sys::path::filename(rawPath) + ": " +
        raw.deviceName + ", " + llvm::Twine(raw.gemm.size()) + " GEMMs, " +
        llvm::Twine(raw.pairs.size()) + " GEMM pairs, " +
-       llvm::Twine(raw.memoryPairs.size()) + " memory pairs")
+       llvm::Twine(raw.memoryPairs.size()) + " memory pairs" +
+       (raw.emulatedComm ? " (communication side: the emulated fabric's "
+                           "collective kernel, tandem-calibrate --comm "
+                           "emulated)"
+                         : ""))
           .str();
   os << "{\n  \"version\": 1,\n  \"source\": " << llvm::json::Value(source)
      << ",\n  \"gpu\": {\n    \"device\": " << llvm::json::Value(raw.deviceName)
@@ -383,6 +387,9 @@ void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
   if (fit.launchOverheadUs)
     os << ",\n    \"launch_overhead_us\": "
        << llvm::format("%.3f", *fit.launchOverheadUs);
+  if (raw.eventLatencyUs)
+    os << ",\n    \"event_latency_us\": "
+       << llvm::format("%.2f", *raw.eventLatencyUs);
   os << "\n  },\n  \"contention\": [";
   for (auto [i, p] : llvm::enumerate(fit.contention))
     os << (i ? ",\n" : "\n") << "    {\"comm_sms\": " << p.commSms

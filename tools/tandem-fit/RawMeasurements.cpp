@@ -125,6 +125,16 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
     return std::nullopt;
   }
   raw.deviceName = name->str();
+  if (const json::Value *comm = root->get("comm_kernel")) {
+    std::optional<llvm::StringRef> kind = comm->getAsString();
+    if (!kind || (*kind != "standin" && *kind != "emulated")) {
+      error = (origin + ": \"comm_kernel\" must be \"standin\" or "
+                        "\"emulated\"")
+                  .str();
+      return std::nullopt;
+    }
+    raw.emulatedComm = *kind == "emulated";
+  }
   std::string deviceWhere = (origin + ": device").str();
   if (!FieldReader(*device, deviceWhere, error)
            .integer("sms", raw.deviceSms, 2)
@@ -145,6 +155,19 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
              .ok())
       return std::nullopt;
     raw.launch = l;
+  }
+
+  if (const json::Value *latency = root->get("event_latency")) {
+    const json::Object *obj = latency->getAsObject();
+    std::optional<double> perGate =
+        obj ? obj->getNumber("per_gate_us") : std::nullopt;
+    if (!perGate || !(*perGate >= 0.0 && *perGate <= 1e6)) {
+      error = (origin + ": \"event_latency\" must be an object with "
+                        "\"per_gate_us\" in [0, 1e6]")
+                  .str();
+      return std::nullopt;
+    }
+    raw.eventLatencyUs = *perGate;
   }
 
   bool ok =

@@ -80,6 +80,11 @@ struct RawMeasurements {
   std::vector<CopySample> standaloneCopy;
   std::vector<GemmPair> pairs;
   std::vector<MemoryPair> memoryPairs;
+  /// "comm_kernel": "emulated": the pairs' communication side was the
+  /// emulated fabric's paced collective kernel, not the stand-in copy.
+  bool emulatedComm = false;
+  /// "event_latency": what one cross-stream event gate adds (per_gate_us).
+  std::optional<double> eventLatencyUs;
 
   /// Parses raw.json text; `origin` names it in errors. Requires "gemm" and
   /// "pairs" to be non-empty; the other sections are optional.

@@ -6,6 +6,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -725,11 +727,37 @@ LogicalResult WaitOp::verify() {
 // Layout ops
 //===----------------------------------------------------------------------===//
 
-/// Bytes a layout op moves: none along dimension 0, where blocks are
-/// contiguous rows (a view, or producers writing in place); otherwise it
-/// reads and writes the whole result.
-static double layoutBytes(int64_t dim, Value result) {
-  return dim == 0 ? 0.0 : 2.0 * bytesOf(result);
+double mlir::tandem::getLayoutBytes(bool view, RankedTensorType result) {
+  return view ? 0.0 : 2.0 * double(getTensorBytes(result));
+}
+
+bool mlir::tandem::isInPlaceBlock(Value block) {
+  if (!block.hasOneUse())
+    return false;
+  Operation *user = *block.getUsers().begin();
+  Operation *def = block.getDefiningOp();
+  if (!def || def->getBlock() != user->getBlock() || def->getNumResults() != 1)
+    return false;
+  if (auto wait = dyn_cast<WaitOp>(def)) {
+    Value future = wait.getFuture();
+    Operation *start = future.getDefiningOp();
+    return future.hasOneUse() && start && start->getNumResults() == 1 &&
+           isa<CollectiveOpInterface>(start) &&
+           start->getBlock() == def->getBlock();
+  }
+  if (isa<SliceOp, ConcatOp, RingConcatOp, OpaqueOp>(def))
+    return false;
+  return isa<ComputeOpInterface, CollectiveOpInterface>(def);
+}
+
+bool ConcatOp::writesInPlace() {
+  if (getDim() != 0 || getInterleave() != 1)
+    return false;
+  llvm::SmallPtrSet<Value, 8> seen;
+  for (Value v : getInputs())
+    if (!seen.insert(v).second || !isInPlaceBlock(v))
+      return false;
+  return true;
 }
 
 /// Checks that `a` and `b` agree in every dimension but `dim`.
@@ -828,15 +856,17 @@ LogicalResult RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return success();
 }
 
-// Layout ops compute nothing; along dimension 0 they move nothing either.
-#define TANDEM_LAYOUT_OP_COSTS(OP)                                             \
+// Layout ops compute nothing; a view moves nothing either (getLayoutBytes).
+#define TANDEM_LAYOUT_OP_COSTS(OP, VIEW)                                       \
   ComputeKind OP::getComputeKind() { return ComputeKind::memory; }             \
   double OP::getFlops() { return 0.0; }                                        \
-  double OP::getBytesAccessed() { return layoutBytes(getDim(), getResult()); } \
+  double OP::getBytesAccessed() {                                              \
+    return getLayoutBytes(VIEW, getResult().getType());                        \
+  }                                                                            \
   Type OP::getComputeElementType() {                                           \
     return getResult().getType().getElementType();                             \
   }
-TANDEM_LAYOUT_OP_COSTS(SliceOp)
-TANDEM_LAYOUT_OP_COSTS(ConcatOp)
-TANDEM_LAYOUT_OP_COSTS(RingConcatOp)
+TANDEM_LAYOUT_OP_COSTS(SliceOp, isView())
+TANDEM_LAYOUT_OP_COSTS(ConcatOp, writesInPlace())
+TANDEM_LAYOUT_OP_COSTS(RingConcatOp, false)
 #undef TANDEM_LAYOUT_OP_COSTS

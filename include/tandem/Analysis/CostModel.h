@@ -69,6 +69,11 @@ struct GpuSpec {
   /// values come from).
   double attentionEfficiency = kAttentionEfficiency,
          attentionGradEfficiency = kAttentionEfficiency;
+  /// How much later than a kernel queued behind a step on the same stream a
+  /// kernel gated by that step's event (cudaStreamWaitEvent on another
+  /// stream) starts. Not a target field: 0 unless a calibration file sets
+  /// it ("event_latency_us", measured by tandem-calibrate).
+  double eventLatencyUs = 0;
 
   static GpuSpec fromAttr(TargetAttr attr);
   /// Dense peak FLOP/s for operands of `elementType`; 0 if unsupported.
@@ -102,6 +107,7 @@ struct GpuCalibration {
   std::optional<double> gemmWaveOverheadUs;
   std::optional<bool> gemmsHoldSms;
   std::optional<double> attentionEfficiency, attentionGradEfficiency;
+  std::optional<double> eventLatencyUs;
 };
 
 /// Communication parameters a calibration measured (the file's optional

@@ -79,6 +79,10 @@ struct Problem {
   /// The SM-residency rule above. Off by default in the engine; the
   /// simulator turns it on from the cost model (GpuSpec::gemmsHoldSms).
   bool gemmsHoldSms = false;
+  /// A task that depends on a task of another stream starts this long
+  /// after that task ends (the cross-stream event's latency); dependences
+  /// on the same stream cost nothing beyond the tasks' own launch overhead.
+  double eventLatencyUs = 0;
   ContentionTable contention = ContentionTable::defaults();
   std::vector<std::string> streamNames; ///< Index = stream id.
   std::vector<Task> tasks;              ///< In issue (program) order.

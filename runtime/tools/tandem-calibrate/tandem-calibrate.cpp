@@ -3,13 +3,18 @@
 // Measures on one GPU, with CUDA events (warm-up, then the median of R
 // repetitions):
 //  - bf16 cuBLASLt GEMMs of transformer-layer shapes at several SM targets;
-//  - empty kernels queued back to back (launch overhead) and a full-device
-//    element-wise copy (HBM bandwidth);
+//  - empty kernels queued back to back (launch overhead), what a
+//    cross-stream event gate adds to a kernel's start (event latency), and
+//    a full-device element-wise copy (HBM bandwidth);
 //  - the collective stand-in kernel (launchStandinCollective) alone on k CTAs;
 //  - pairs: GEMMs (all SMs, and SM target = SMs - k) on one stream next to
 //    the stand-in on k CTAs on a higher-priority stream, as NCCL runs, and
 //    the same with an element-wise copy instead of the GEMMs; each side's
-//    duration, the pair's span and the serial time.
+//    duration, the pair's span and the serial time. With --comm emulated
+//    the communication side of the pairs is the emulated fabric's
+//    collective kernel (launchEmulatedCollective, paced to the GEMMs' time
+//    and moving --emulated-gbps of HBM traffic) instead: the contention the
+//    emulated steps of `tandem-run --emulate-fabric` meet.
 // It writes them as raw.json for tools/tandem-fit (docs/cost-model.md,
 // "Calibrating", gives the format). It runs where only CUDA is installed:
 // nothing here depends on LLVM or MLIR.
@@ -51,12 +56,15 @@ struct Options {
   bool quick = false;
   int device = 0;
   int reps = 0; ///< 0 = default for the mode.
+  bool emulated = false;     ///< --comm emulated
+  double emulatedGbps = 600; ///< --emulated-gbps
 };
 
 void printHelp(std::FILE *out) {
   std::fputs(
       "usage: tandem-calibrate --out raw.json [--quick] [--device N] "
       "[--reps R]\n"
+      "                        [--comm standin|emulated] [--emulated-gbps G]\n"
       "\n"
       "Measures cuBLASLt bf16 GEMMs over shapes and SM targets, launch\n"
       "overhead, HBM bandwidth, the collective stand-in kernel alone, and\n"
@@ -68,6 +76,15 @@ void printHelp(std::FILE *out) {
       "  --device N   CUDA device ordinal (default 0)\n"
       "  --reps R     timed repetitions per measurement, median reported\n"
       "               (default 10, 3 with --quick)\n"
+      "  --comm K     the communication side of the pairs: 'standin' (the\n"
+      "               stand-in copy at full speed, default) or 'emulated'\n"
+      "               (the emulated fabric's paced collective kernel, as\n"
+      "               tandem-run --emulate-fabric runs it)\n"
+      "  --emulated-gbps G  HBM traffic of the emulated collective in GB/s\n"
+      "               (default 600: about an 8-rank ring all-gather or\n"
+      "               reduce-scatter's reads and writes at ~400 GB/s of bus\n"
+      "               bandwidth), at most half the stand-in's rate on the\n"
+      "               same CTAs so that the kernel is paced\n"
       "  --help       print this message and exit 0\n"
       "\n"
       "Exit codes: 0 success, 1 CUDA or cuBLASLt failure, 2 bad usage.\n",
@@ -230,6 +247,21 @@ Work standinWork(Device &d, int ctas, int64_t bytes) {
   };
 }
 
+/// The emulated fabric's collective (a permute: `out` = `in`, small) on
+/// exactly `ctas` CTAs, paced to take `paceUs`, with `bytes` of traffic
+/// through the scratch spread over that time.
+Work emulatedWork(Device &d, int ctas, double paceUs, int64_t bytes) {
+  return [&d, ctas, paceUs, bytes](cudaStream_t stream) {
+    std::string error;
+    checkLaunch(launchEmulatedCollective(
+                    CollectiveKind::Permute, ReduceKind::Sum, d.standinIn,
+                    kStandinElements, d.standinOut, kStandinElements,
+                    DType::BF16, /*groupSize=*/8, /*rank=*/0, ctas, bytes,
+                    d.scratch, d.scratchBytes, paceUs, stream, error),
+                error);
+  };
+}
+
 /// `count` full-device element-wise copies of `elements` bf16 values.
 Work copyWork(Device &d, int64_t elements, int count) {
   return [&d, elements, count](cudaStream_t stream) {
@@ -291,6 +323,28 @@ int main(int argc, char **argv) {
                      argv[i]);
         return kExitUsage;
       }
+    } else if (arg == "--comm") {
+      std::string kind = value("--comm");
+      if (kind != "standin" && kind != "emulated") {
+        std::fprintf(stderr,
+                     "tandem-calibrate: --comm must be 'standin' or "
+                     "'emulated', got '%s'\n",
+                     kind.c_str());
+        return kExitUsage;
+      }
+      opt.emulated = kind == "emulated";
+    } else if (arg == "--emulated-gbps") {
+      const char *text = value("--emulated-gbps");
+      char *end = nullptr;
+      double v = std::strtod(text, &end);
+      if (!*text || *end || !(v >= 1.0 && v <= 1e5)) {
+        std::fprintf(stderr,
+                     "tandem-calibrate: --emulated-gbps must be a number in "
+                     "[1, 100000], got '%s'\n",
+                     text);
+        return kExitUsage;
+      }
+      opt.emulatedGbps = v;
     } else if (arg == "--help" || arg == "-h") {
       printHelp(stdout);
       return 0;
@@ -428,8 +482,12 @@ int main(int argc, char **argv) {
           ", \"cublaslt\": " +
           jsonQuote(formatVersion(decodeCublasLtVersion(env.cublasLtVersion))) +
           "},\n";
+  json += std::string("  \"comm_kernel\": ") +
+          (opt.emulated ? "\"emulated\"" : "\"standin\"") + ",\n";
   json += "  \"settings\": {\"quick\": " +
           std::string(opt.quick ? "true" : "false") +
+          (opt.emulated ? ", \"emulated_gbps\": " + num(opt.emulatedGbps)
+                        : std::string()) +
           ", \"reps\": " + std::to_string(d.reps) +
           ", \"warmup\": " + std::to_string(d.warmup) +
           ", \"pair_target_us\": " + num(pairUs) + "},\n";
@@ -446,6 +504,54 @@ int main(int argc, char **argv) {
     json += "  \"launch\": {\"kernels\": " + std::to_string(kernels) +
             ", \"us\": " + num(us) + "},\n";
     std::fprintf(stderr, "launch: %.3f us per kernel\n", us / kernels);
+  }
+
+  // Cross-stream event latency: 50 x (a 1/16 copy, then an empty kernel
+  // queued behind it), on one stream, against the same with the empty
+  // kernel on the comm stream gated by the copy's event (and the compute
+  // stream gated back on it, as the executor joins its streams). The
+  // difference per pair is what an event gate adds.
+  {
+    const int pairs = 50;
+    cudaEvent_t gate[2 * pairs];
+    for (cudaEvent_t &e : gate)
+      check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+            "cudaEventCreate");
+    Work copy = copyWork(d, d.copyElements / 16, 1);
+    auto tiny = [&](cudaStream_t st) {
+      std::string error;
+      checkLaunch(launchFill(d.tiny, DType::BF16, 1, 0, 1.0f, st, error),
+                  error);
+    };
+    double sameUs = timeAlone(d, d.compute, [&](cudaStream_t st) {
+      for (int i = 0; i < pairs; ++i) {
+        copy(st);
+        tiny(st);
+      }
+    });
+    double crossUs = timeAlone(d, d.compute, [&](cudaStream_t st) {
+      for (int i = 0; i < pairs; ++i) {
+        copy(st);
+        check(cudaEventRecord(gate[2 * i], st), "cudaEventRecord");
+        check(cudaStreamWaitEvent(d.comm, gate[2 * i], 0),
+              "cudaStreamWaitEvent");
+        tiny(d.comm);
+        check(cudaEventRecord(gate[2 * i + 1], d.comm), "cudaEventRecord");
+        check(cudaStreamWaitEvent(st, gate[2 * i + 1], 0),
+              "cudaStreamWaitEvent");
+      }
+    });
+    for (cudaEvent_t e : gate)
+      cudaEventDestroy(e);
+    // Each cross pair has two gates (there and back); the engine charges
+    // one per cross-stream dependence.
+    double perGateUs = std::max(0.0, (crossUs - sameUs) / (2.0 * pairs));
+    json += "  \"event_latency\": {\"pairs\": " + std::to_string(pairs) +
+            ", \"same_stream_us\": " + num(sameUs) +
+            ", \"cross_stream_us\": " + num(crossUs) +
+            ", \"per_gate_us\": " + num(perGateUs) + "},\n";
+    std::fprintf(stderr, "event latency: %.2f us per cross-stream gate\n",
+                 perGateUs);
   }
 
   // HBM: a full-device element-wise copy; bytes = read + written.
@@ -505,6 +611,25 @@ int main(int argc, char **argv) {
     int64_t mib = int64_t(std::llround(copyBytesPerUs[ci] * us / (1 << 20)));
     return std::max<int64_t>(1, mib) << 20;
   };
+  // The pairs' communication side for `us` of GEMMs on k = ctas[ci] CTAs:
+  // its bytes, and the kernel.
+  // The emulated kernel moves --emulated-gbps, but at most half what the
+  // stand-in moves on the same CTAs, so that it is paced (takes `us`
+  // alone) rather than limited by its CTAs.
+  auto commBytes = [&](size_t ci, double us) -> int64_t {
+    if (opt.emulated) {
+      double bytesPerUs =
+          std::min(opt.emulatedGbps * 1e3, 0.5 * copyBytesPerUs[ci]);
+      return std::max<int64_t>(16, int64_t(bytesPerUs * us) / 16 * 16);
+    }
+    return bytesFor(ci, us);
+  };
+  auto commWork = [&](size_t ci, double us) -> Work {
+    int64_t bytes = commBytes(ci, us);
+    if (opt.emulated)
+      return emulatedWork(d, ctas[ci], us, bytes);
+    return standinWork(d, ctas[ci], bytes);
+  };
 
   // GEMM + stand-in pairs. The GEMM count and the stand-in's bytes are
   // chosen once per (shape, k) from the all-SM GEMM, so the two SM targets
@@ -517,8 +642,8 @@ int main(int argc, char **argv) {
       int count = std::max(1, int(std::lround(pairUs / gemmUs)));
       for (size_t ci = 0; ci < ctas.size(); ++ci) {
         int k = ctas[ci];
-        int64_t bytes = bytesFor(ci, count * gemmUs);
-        Work copy = standinWork(d, k, bytes);
+        int64_t bytes = commBytes(ci, count * gemmUs);
+        Work copy = commWork(ci, count * gemmUs);
         double copyAlone = timeAlone(d, d.comm, copy);
         for (int target : {0, d.sms - k}) {
           Work gemms = gemmWork(d, s.m, s.n, s.k, target, count);
@@ -564,8 +689,8 @@ int main(int argc, char **argv) {
     Work mem = copyWork(d, elements, count);
     double memAlone = timeAlone(d, d.compute, mem);
     for (size_t ci = 0; ci < ctas.size(); ++ci) {
-      int64_t bytes = bytesFor(ci, count * memUs);
-      Work copy = standinWork(d, ctas[ci], bytes);
+      int64_t bytes = commBytes(ci, count * memUs);
+      Work copy = commWork(ci, count * memUs);
       double copyAlone = timeAlone(d, d.comm, copy);
       Overlap o = timeOverlapped(d, mem, copy);
       double serial = timeAlone(d, d.compute, [&](cudaStream_t st) {

@@ -114,16 +114,38 @@ def init_fake(tp):
     dist.init_process_group("fake", rank=0, world_size=tp, store=FakeStore())
 
 
-def capture(shape_name, tp, layers=1, norm="rms"):
+# Inductor's FX-level overlap scheduler (opt-in in this torch) with its
+# analytical estimators; without a GPU here, the roofline reads the
+# datasheet figures given below (Inductor's own H100 entry for the peak
+# FLOP/s, which the H200 shares; the H200's 4.8 TB/s HBM).
+OVERLAP_SCHEDULING = {
+    "aten_distributed_optimizations.enable_overlap_scheduling": True,
+    "aten_distributed_optimizations.compute_estimator": "analytical",
+    "aten_distributed_optimizations.collective_estimator": "analytical",
+    "aten_distributed_optimizations.insert_overlap_deps": False,
+}
+H200_FIGURES = {"tops_of": "NVIDIA H100", "dram_gbps": 4800.0}
+
+
+def capture(shape_name, tp, layers=1, norm="rms", seq=None, overlap_scheduling=False):
     """The dump of one TP+SP step, captured through Inductor."""
     import torch.distributed as dist
     from tandem_import import fx_dump
     init_fake(tp)
-    model, x = build(SHAPES[shape_name], tp, layers, norm)
+    shape = SHAPES[shape_name]
+    if seq:
+        shape = shape[:5] + (seq,)
+    model, x = build(shape, tp, layers, norm)
     group = dist.group.WORLD.group_name
-    note = (f"{shape_name} Llama layer x{layers} ({norm} norm), TP={tp} + sequence "
+    note = (f"{shape_name} Llama layer x{layers} ({norm} norm, sequence {shape[5]}), "
+            f"TP={tp} + sequence "
             "parallel, functional collectives on a fake process group; torch.compile "
             "(Inductor, CPU)")
+    if overlap_scheduling:
+        return fx_dump.capture_inductor_step(model, [x], {"axes": [["tp", tp]]},
+                                             {group: "tp"}, note=note,
+                                             inductor_config=OVERLAP_SCHEDULING,
+                                             device=H200_FIGURES)
     return fx_dump.capture_inductor_step(model, [x], {"axes": [["tp", tp]]},
                                          {group: "tp"}, note=note)
 
@@ -131,7 +153,22 @@ def capture(shape_name, tp, layers=1, norm="rms"):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=HERE)
+    p.add_argument("--capture", nargs=5, metavar=("SHAPE", "TP", "LAYERS", "SEQ", "FILE"),
+                   help="capture one case into FILE instead of the fixtures "
+                        f"(SHAPE: {', '.join(SHAPES)}; SEQ 0 keeps the shape's)")
+    p.add_argument("--overlap-scheduling", action="store_true",
+                   help="with --capture: turn on Inductor's FX overlap scheduler")
     args = p.parse_args()
+    if args.capture:
+        shape, tp, layers, seq, path = args.capture
+        d = capture(shape, int(tp), int(layers), "rms", int(seq) or None,
+                    args.overlap_scheduling)
+        with open(path, "w") as f:
+            json.dump(d, f, separators=(",", ":"))
+            f.write("\n")
+        print(f"wrote {path}: {d['note']}; Inductor's {d['inductor']['pass']} changed "
+              f"{d['inductor']['positions_changed']} scheduler node position(s)")
+        return
     cases = [("llama-small-tp8", "small", 8, 1, "rms"),
              ("llama-small-tp4-2l", "small", 4, 2, "rms"),
              ("gpt-small-tp8", "small", 8, 1, "layer")]

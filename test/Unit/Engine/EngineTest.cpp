@@ -223,6 +223,48 @@ TEST(EngineResidency, CollectiveGetsInAtANonGemmKernel) {
   EXPECT_NEAR(r.timings[2].endUs, 20.0 + 50.0 * 1.13, 1e-9);
 }
 
+TEST(EngineEventLatency, CrossStreamDependenceStartsLater) {
+  // The use waits for the all-gather's event: 3 us after it ends. A
+  // same-stream successor of the all-gather pays nothing.
+  Problem p;
+  p.eventLatencyUs = 3.0;
+  p.tasks = {commTask("ag", 1, 10), memoryTask("use", 0, 20, {0}),
+             commTask("next", 1, 5, "tp", {0})};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[1].startUs, 13.0);
+  EXPECT_DOUBLE_EQ(r.timings[2].startUs, 10.0);
+}
+
+TEST(EngineEventLatency, NothingRunningWhileAnEventIsInFlight) {
+  // Only the event is pending: the engine waits for it, no deadlock.
+  Problem p;
+  p.eventLatencyUs = 2.5;
+  p.tasks = {memoryTask("a", 0, 10), memoryTask("b", 1, 10, {0}),
+             memoryTask("c", 0, 10, {1})};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[1].startUs, 12.5);
+  EXPECT_DOUBLE_EQ(r.timings[2].startUs, 25.0);
+}
+
+TEST(EngineEventLatency, EventGatedCollectiveLosesTheSmsToAGemm) {
+  // A GEMM and a collective both wait for `x`: the GEMM, on x's stream,
+  // starts at once and takes every SM; the collective's event arrives 2 us
+  // later, so it waits for the GEMM (as measured on the H200, although the
+  // collective is issued first). Without the latency it gets in first.
+  Problem p = residencyProblem();
+  p.eventLatencyUs = 2.0;
+  p.tasks = {memoryTask("x", 0, 10), commTask("rs", 1, 50, "tp", {0}),
+             gemmTask("gemm", 0)};
+  p.tasks[2].deps = {0};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[2].startUs, 10.0);
+  EXPECT_DOUBLE_EQ(r.timings[1].startUs, 12.0);
+  EXPECT_DOUBLE_EQ(r.timings[1].admittedUs, 30.0);
+  Problem none = p;
+  none.eventLatencyUs = 0.0;
+  EXPECT_DOUBLE_EQ(run(none).timings[1].admittedUs, 10.0);
+}
+
 TEST(EngineResidency, OffByDefault) {
   Problem p;
   p.tasks = {gemmTask("gemm", 0), commTask("ag", 1, 50)};

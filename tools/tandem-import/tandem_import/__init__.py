@@ -10,4 +10,10 @@ Library use::
 docs/import.md lists what is mapped to what and what is refused.
 """
 
-from .driver import ImportResult, TandemImportError, import_fx, import_stablehlo  # noqa: F401
+try:
+    from .driver import ImportResult, TandemImportError, import_fx, import_stablehlo  # noqa: F401
+except ModuleNotFoundError as _missing:  # numpy: `python -m tandem_import` says so
+    _MISSING = _missing
+
+    def __getattr__(name):
+        raise _MISSING

@@ -3,9 +3,14 @@
 import argparse
 import sys
 
-from . import fx
-from .driver import ImportError_, import_fx, import_stablehlo
-from .groups import load_config
+try:
+    from . import fx
+    from .driver import ImportError_, import_fx, import_stablehlo
+    from .groups import load_config
+except ModuleNotFoundError as _missing:  # numpy: the graph's constants
+    print(f"tandem-import: error: {_missing}: the importer needs numpy (and jax for "
+          "StableHLO; bash tools/tandem-dev.sh installs both)", file=sys.stderr)
+    sys.exit(1)
 
 
 def _cost(spec):

@@ -55,7 +55,7 @@ _CONSTANTS = {"full", "zeros", "ones", "empty", "scalar_tensor", "full_like",
 _IGNORED = {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range",
             "sym_constrain_range_for_size", "_assert_async", "record_stream"}
 _SDPA = {
-    # op: (index of is_causal among the args, its default)
+    # op: index of is_causal among the args
     "_scaled_dot_product_flash_attention_for_cpu": 4,
     "_scaled_dot_product_flash_attention": 4,
     "_scaled_dot_product_efficient_attention": 5,
@@ -290,6 +290,11 @@ class FxReader:
 
     def transpose(self, v, perm):
         perm = [p % len(v.shape) for p in perm]
+        if v.node.op == "transpose":
+            # A transpose of a transpose (AOTAutograd's t(t(x))): one.
+            inner = v.node.attrs["perm"]
+            perm = [inner[p] for p in perm]
+            v = v.node.ins[0]
         if perm == list(range(len(perm))):
             return v
         shape = tuple(v.shape[p] for p in perm)
@@ -567,6 +572,16 @@ class FxReader:
             return self.ew("multiply", [v, sg], out[0], out[1])
         if s in ("gelu", "gelu_backward"):
             return self._gelu(s, args, kw, out)
+        if s == "silu_backward":
+            # grad * sigmoid(x) * (1 + x * (1 - sigmoid(x)))
+            g, x = self.tensor(args[0]), self.tensor(args[1])
+            shape, dt = out
+            sg = self.ew("logistic", [x], shape, dt)
+            one = self.const(1.0, dt)
+            t = self.ew("add", [one, self.ew("multiply", [x, self.ew(
+                "subtract", [one, sg], shape, dt)], shape, dt)], shape, dt)
+            return self.ew("multiply", [self.ew("multiply", [g, sg], shape, dt), t],
+                           shape, dt)
         if s == "relu":
             v = self.tensor(args[0])
             return self.ew("maximum", [v, self.const(0.0, out[1])], out[0], out[1])

@@ -159,7 +159,7 @@ def dump(graphs, mesh, groups, links=None, orders=None, param_names=None,
 # ----------------------------------------------------------------------------
 
 def _snode_kind(snode):
-    from torch._inductor import comms, ir
+    from torch._inductor import comms
     if comms.contains_wait(snode):
         return "wait"
     if comms.contains_async_collective(snode):
@@ -176,13 +176,18 @@ def _snode_origins(snode):
     return names
 
 
+def order_from_fx(gm, names):
+    """The order of `gm`'s nodes that a recorded FX order gives (nodes added
+    after it was recorded go just before their first user)."""
+    return order_from_snodes(gm, [("fx", [n]) for n in names])
+
+
 def order_from_snodes(gm, snodes):
     """The FX order a scheduler-node order gives: every FX node takes the
     position of the first scheduler node made from it (collectives and waits
     only from scheduler nodes of their kind); nodes no kernel is made from
     (views, getitems) go just before their first user; a stable topological
     sort keeps the graph valid."""
-    from torch._inductor import comms
     pos = {}
     for i, (kind, origins) in enumerate(snodes):
         for name in origins:
@@ -199,13 +204,13 @@ def order_from_snodes(gm, snodes):
         p = pos.get(n.name)
         if n.op == "placeholder":
             key[n.name] = (-1.0, index[n.name])
-        elif p is not None and (p[1] == want or (want == "compute" and p[1] != "wait")):
+        elif p is not None and (p[1] in (want, "fx") or
+                                (want == "compute" and p[1] != "wait")):
             key[n.name] = (float(p[0]), index[n.name])
         else:
             users = [key[u.name][0] for u in n.users if u.name in key]
             key[n.name] = ((min(users) - 0.5) if users else float(len(snodes)),
                            index[n.name])
-    del comms
     # Stable topological sort by key.
     import heapq
     indeg = {n.name: len(n.all_input_nodes) for n in nodes}
@@ -223,7 +228,8 @@ def order_from_snodes(gm, snodes):
     return order
 
 
-def capture_inductor_step(module, example_inputs, mesh, group_axes, note=""):
+def capture_inductor_step(module, example_inputs, mesh, group_axes, note="",
+                          inductor_config=None, device=None):
     """Runs one training step of `module` (whose forward returns the scalar
     loss first) through torch.compile with Inductor and returns the dump of
     the graphs Inductor scheduled, with the order its overlap pass gave them
@@ -257,8 +263,43 @@ def capture_inductor_step(module, example_inputs, mesh, group_axes, note=""):
         raise _Compiled()
 
     comms.simple_overlap = recording
+    patched = []
+    fx_orders = []
+    from torch._inductor.fx_passes import overlap_scheduling as osched
+    fx_pass = osched.schedule_overlap_bucketing_from_inductor_configs
+
+    def recording_fx_pass(gm):
+        before = [n.name for n in gm.graph.nodes]
+        out = fx_pass(gm)
+        fx_orders.append((before, [n.name for n in gm.graph.nodes]))
+        return out
+    osched.schedule_overlap_bucketing_from_inductor_configs = recording_fx_pass
+    patched.append((osched, "schedule_overlap_bucketing_from_inductor_configs", fx_pass))
+    if device is not None:
+        # Inductor's analytical estimators read the device's peak FLOP/s and
+        # DRAM bandwidth; with no GPU here they would be 0 / None, so the
+        # figures of the target named are given instead.
+        import torch.utils._runtime_estimation as rte
+        from torch._inductor import utils as iutils
+        from torch._inductor.analysis.device_info import datasheet_tops
+
+        def tflops(dtype, device=None):
+            return datasheet_tops(dtype, is_tf32=False, device_name=device_info["tops_of"]) \
+                or 0.0
+
+        def dram(device=None):
+            return device_info["dram_gbps"]
+        device_info = device
+        for mod in (rte, iutils):
+            for name, fn in (("get_device_tflops", tflops), ("get_device_dram_gbps", dram)):
+                if hasattr(mod, name):
+                    patched.append((mod, name, getattr(mod, name)))
+                    setattr(mod, name, fn)
+        if hasattr(iutils, "get_gpu_dram_gbps"):
+            patched.append((iutils, "get_gpu_dram_gbps", iutils.get_gpu_dram_gbps))
+            iutils.get_gpu_dram_gbps = lambda: device_info["dram_gbps"]
     try:
-        with iconfig.patch({"force_disable_caches": True}), \
+        with iconfig.patch({"force_disable_caches": True, **(inductor_config or {})}), \
                 torch._functorch.config.patch({"force_non_lazy_backward_lowering": True}):
             torch._dynamo.reset()
             compiled = torch.compile(module, backend=backend, fullgraph=True)
@@ -267,8 +308,25 @@ def capture_inductor_step(module, example_inputs, mesh, group_axes, note=""):
             except Exception as err:  # noqa: BLE001 - dynamo wraps the backend's
                 if "_Compiled" not in repr(err) and not isinstance(err, _Compiled):
                     raise
+            ado = iconfig.aten_distributed_optimizations
+            settings = {
+                "aten_distributed_optimizations.enable_simple_overlap":
+                    ado.enable_simple_overlap,
+                "aten_distributed_optimizations.enable_overlap_scheduling":
+                    ado.enable_overlap_scheduling,
+                "reorder_for_compute_comm_overlap": iconfig.reorder_for_compute_comm_overlap,
+                "reorder_for_peak_memory": iconfig.reorder_for_peak_memory,
+            }
+            if ado.enable_overlap_scheduling:
+                for key in ("compute_estimator", "collective_estimator",
+                            "insert_overlap_deps", "max_compute_pre_fetch",
+                            "max_memory_increase_gb", "max_memory_increase_ratio",
+                            "collective_bucketing"):
+                    settings[f"aten_distributed_optimizations.{key}"] = getattr(ado, key)
     finally:
         comms.simple_overlap = original
+        for mod, name, fn in patched:
+            setattr(mod, name, fn)
     if len(recorded) != 2:
         raise RuntimeError(f"expected Inductor to schedule a forward and a backward "
                            f"graph, it scheduled {len(recorded)}")
@@ -297,28 +355,41 @@ def capture_inductor_step(module, example_inputs, mesh, group_axes, note=""):
         if g is not None and i < len(fwd_ph):
             results.append({"graph": "backward", "value": g.name,
                             "name": f"grad({names[fwd_ph[i].name]})"})
-    orders = {
-        "graph": [f"forward/{n.name}" for n in fgm.graph.nodes] +
-                 [f"backward/{n.name}" for n in bgm.graph.nodes],
-        "inductor": [f"forward/{n}" for n in order_from_snodes(fgm, fafter)] +
-                    [f"backward/{n}" for n in order_from_snodes(bgm, bafter)],
-    }
+    if fx_orders and len(fx_orders) != 2:
+        raise RuntimeError(f"Inductor's FX overlap scheduler ran on {len(fx_orders)} "
+                           "graph(s), not on the forward and the backward")
+    if fx_orders:
+        # The FX pass's order; the scheduler that follows is not held to it
+        # (no overlap dependencies are inserted), so its own order is not
+        # the one the pass chose. The graph order is the one before the pass.
+        (f0, f1), (b0, b1) = fx_orders
+        graph_order = [f"forward/{n}" for n in order_from_fx(fgm, f0)] + \
+            [f"backward/{n}" for n in order_from_fx(bgm, b0)]
+        ind_order = [f"forward/{n}" for n in order_from_fx(fgm, f1)] + \
+            [f"backward/{n}" for n in order_from_fx(bgm, b1)]
+        moved_fx = sum(1 for a, b in zip(f0 + b0, f1 + b1) if a != b)
+    else:
+        graph_order = [f"forward/{n.name}" for n in fgm.graph.nodes] + \
+            [f"backward/{n.name}" for n in bgm.graph.nodes]
+        ind_order = [f"forward/{n}" for n in order_from_snodes(fgm, fafter)] + \
+            [f"backward/{n}" for n in order_from_snodes(bgm, bafter)]
+        moved_fx = None
+    orders = {"graph": graph_order, "inductor": ind_order}
     d = dump([("forward", fgm), ("backward", bgm)], mesh, group_axes,
              links={"backward": links}, orders=orders, param_names=names, note=note)
     d["groups_info"] = process_groups([fgm, bgm])
     d["results"] = results
     moved = sum(1 for a, b in zip(fbefore + bbefore, fafter + bafter) if a != b)
     d["inductor"] = {
-        "pass": "torch._inductor.comms.simple_overlap",
-        "settings": {
-            "aten_distributed_optimizations.enable_simple_overlap":
-                iconfig.aten_distributed_optimizations.enable_simple_overlap,
-            "aten_distributed_optimizations.enable_overlap_scheduling":
-                iconfig.aten_distributed_optimizations.enable_overlap_scheduling,
-            "reorder_for_compute_comm_overlap": iconfig.reorder_for_compute_comm_overlap,
-            "reorder_for_peak_memory": iconfig.reorder_for_peak_memory,
-        },
+        "pass": ("torch._inductor.fx_passes.overlap_scheduling (post-grad FX) then "
+                 "torch._inductor.comms.simple_overlap (scheduler)")
+        if settings["aten_distributed_optimizations.enable_overlap_scheduling"]
+        else "torch._inductor.comms.simple_overlap (scheduler; the default)",
+        "settings": settings,
+        "device": device,
         "scheduler_nodes": [len(fafter), len(bafter)],
-        "positions_changed": moved,
+        "positions_changed": moved if moved_fx is None else moved_fx,
+        "order_from": "the FX overlap scheduler's output" if fx_orders
+        else "the scheduler's node order after simple_overlap",
     }
     return d

@@ -26,6 +26,20 @@ int64_t getCollectivePayloadBytes(CollectiveOpInterface op);
 /// a byte are rounded up.
 int64_t getTensorBytes(RankedTensorType type);
 
+/// Bytes a layout op (slice, concat, ring_concat) with result type `result`
+/// moves: none for a view (a contiguous dim-0 slice, SliceOp::isView),
+/// otherwise its whole result read and written once. Concats are copies:
+/// the runtime does not yet have producers write their chunks in place
+/// (docs/cost-model.md, "Layout ops"). The cost model, the pipeline pass's
+/// candidates and the plan lowering use this one rule.
+double getLayoutBytes(bool view, RankedTensorType result);
+
+/// Whether `block` can be written straight into the result of its one user,
+/// a contiguous concat: it is used once, and it is the single result of a
+/// kernel or collective (or the wait on such a collective's only future)
+/// in the concat's block, not a view, an argument or another assembly.
+bool isInPlaceBlock(Value block);
+
 /// The process group a collective names, or null if it does not resolve.
 class GroupOp;
 GroupOp lookupGroup(Operation *from, FlatSymbolRefAttr group);

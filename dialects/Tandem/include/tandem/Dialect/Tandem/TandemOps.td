@@ -277,8 +277,9 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
     feeds a reduce-scatter uses `interleave` = group size: chunk `j` then
     holds the rows that every rank's shard `j` reduces.
 
-    Along dimension 0 the blocks are contiguous rows, so the op is a view
-    that moves no bytes; along other dimensions it is a copy.
+    With `dim = 0` and `interleave = 1` the chunk is contiguous rows: a view
+    that moves no bytes (`isView()`). Otherwise (other dimensions, or
+    interleaved groups, which are strided) it is a copy of the result.
 
     Bounds (TandemBounds.h): `chunks` in [1, 1024] (a pipeline's depth),
     `interleave` in [1, 2^20] (a group size).
@@ -287,6 +288,10 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
     %c = tandem.slice %a dim 0 chunk 1 of 4 interleave 8
         : tensor<2048x1024xbf16> -> tensor<512x1024xbf16>
     ```
+  }];
+  let extraClassDeclaration = [{
+    /// Contiguous rows of the input: no data moves (getLayoutBytes).
+    bool isView() { return getDim() == 0 && getInterleave() == 1; }
   }];
   let arguments = (ins Tandem_AnyTensor:$input,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
@@ -314,9 +319,12 @@ def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
     `g` of every input in input order. With `interleave = 1` it is a plain
     concatenation.
 
-    Along dimension 0 the producers can write their chunks in place (a
-    strided or batched GEMM output), so the op moves no bytes; along other
-    dimensions it is a copy. `interleave` is in [1, 2^20] (a group size).
+    With `dim = 0` and `interleave = 1` the blocks are contiguous rows: when
+    every input is a fresh value only this op uses (`writesInPlace()`), the
+    plan lowering has each producer write its block of the result and the
+    op moves nothing. Otherwise (interleaved or other dimensions, shared or
+    viewed inputs) it is a copy of the result (getLayoutBytes). `interleave`
+    is in [1, 2^20] (a group size).
 
     ```mlir
     %y = tandem.concat %y0, %y1 dim 0 interleave 8
@@ -333,6 +341,11 @@ def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
     $inputs `dim` $dim (`interleave` $interleave^)? attr-dict `:`
     type($inputs) `->` type($result)
   }];
+  let extraClassDeclaration = [{
+    /// Contiguous blocks whose producers can write them into the result:
+    /// dim 0, interleave 1, and every input isInPlaceBlock.
+    bool writesInPlace();
+  }];
   let hasVerifier = 1;
 }
 
@@ -345,8 +358,9 @@ def Tandem_RingConcatOp : Tandem_ComputeOp<"ring_concat",
     originated at rank `(rank - k) mod size`, as after `k` steps of a
     `tandem.permute` ring with shift 1. Yields the inputs concatenated along
     `dim` in rank order, i.e. block `(rank - k) mod size` is input `k`. The
-    placement depends on the rank but moves no data between ranks. Along
-    dimension 0 the producers write in place, so the op moves no bytes.
+    placement depends on the rank but moves no data between ranks. It is
+    costed as a copy of the result, as the runtime runs it
+    (getLayoutBytes).
 
     ```mlir
     %y = tandem.ring_concat %y0, %y1 on @tp dim 0

@@ -1,0 +1,119 @@
+//===- Diagnose.h - Why a measured step lost its planned overlap -*- C++
+//-*-===//
+//
+// Compares a measured timeline with the expected one (the simulator's, or
+// a clean run's) op by op and finds the two anomaly classes of broken
+// overlap: lost expected overlap (a collective more exposed than planned,
+// with its cause) and harmful overlap (an overlapped pair that took longer
+// than it would have serially). docs/diagnosis.md defines every rule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_DIAGNOSIS_DIAGNOSE_H
+#define TANDEM_DIAGNOSIS_DIAGNOSE_H
+
+#include "tandem/Diagnosis/Matching.h"
+#include "tandem/Diagnosis/Timeline.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem {
+namespace diagnosis {
+
+struct DiagnosisOptions {
+  /// An anomaly must lose more than max(minLostUs, minLostFraction x the
+  /// duration of the op it is about).
+  double minLostUs = 10;
+  double minLostFraction = 0.1;
+  /// An op that ends at most this long before another starts (and not
+  /// after it) may be what held it back (its gate).
+  double gateToleranceUs = 10;
+  /// A launch counts as late when the GPU started the op within this long
+  /// of the host enqueueing it, and the host enqueued it this much later
+  /// than the GPU could have started it.
+  double hostToleranceUs = 20;
+  /// Ops overlapped for at most this fraction of their duration count as
+  /// isolated (their median duration is their kind's time alone).
+  double isolatedFraction = 0.02;
+  /// Below this fraction of the expected ops matched, the timelines are
+  /// refused as not of the same step.
+  double minMatchedFraction = 0.5;
+  /// A run of the same kinds of ops without overlap (tandem-run's trace of
+  /// the unscheduled reference plan): its isolated medians are the times
+  /// alone of kinds that never ran isolated in the timelines diagnosed.
+  /// Kinds match by op class and model alone time. Null: none.
+  const Timeline *aloneReference = nullptr;
+};
+
+enum class AnomalyKind { LostOverlap, HarmfulOverlap };
+
+enum class Cause {
+  ExtraKernel,      ///< an op the plan does not have ran on the stream first
+  LongerKernel,     ///< the op before it on its stream ran longer
+  Wait,             ///< it waited for an op of another stream it should not
+  SmResidency,      ///< it waited for the SMs of a GEMM launched before it
+  LateHostLaunch,   ///< the host enqueued it after it could have run
+  SlowerCollective, ///< it started on time but ran longer than planned
+  ShorterCompute,   ///< the compute planned under it covered less of it
+  Contention,       ///< harmful overlap: the pair slowed each other down
+  Unexplained,      ///< it started late and nothing the trace holds says why
+};
+
+const char *anomalyKindName(AnomalyKind kind);
+const char *causeName(Cause cause);
+
+struct Anomaly {
+  AnomalyKind kind = AnomalyKind::LostOverlap;
+  Cause cause = Cause::Unexplained;
+  /// The ops involved, as indices into the measured timeline; the first is
+  /// the op the anomaly is about (the collective, or the pair's first op).
+  std::vector<int64_t> ops;
+  double lostUs = 0;
+  /// One sentence with the numbers that decided it.
+  std::string detail;
+};
+
+struct CollectiveExposure {
+  int64_t expected = -1,
+          measured = -1; ///< Op indices (measured: -1 if missing).
+  double plannedExposedUs = 0, measuredExposedUs = 0;
+  /// The compute of the expected timeline it overlaps, by overlap in us,
+  /// largest first (expected op indices).
+  std::vector<std::pair<int64_t, double>> hiddenUnder;
+};
+
+struct ClassDeviation {
+  std::string opClass;
+  int64_t ops = 0;
+  double expectedUs = 0, measuredUs = 0;
+  double ratio() const { return expectedUs > 0 ? measuredUs / expectedUs : 0; }
+};
+
+struct Diagnosis {
+  Matching matching;
+  std::vector<int64_t> extraOps;   ///< Measured ops without a namesake.
+  std::vector<int64_t> missingOps; ///< Expected ops without one.
+  std::vector<CollectiveExposure> collectives; ///< In expected issue order.
+  std::vector<Anomaly> anomalies;              ///< Largest loss first.
+  std::vector<ClassDeviation> classes;         ///< Matched ops, by class.
+  double expectedSpanUs = 0, measuredSpanUs = 0;
+};
+
+/// Diagnoses `measured` against `expected`. Fails (with `error`) when the
+/// timelines are not of the same step (see matchOps) or of different
+/// functions.
+std::optional<Diagnosis> diagnose(const Timeline &expected,
+                                  const Timeline &measured,
+                                  const DiagnosisOptions &options,
+                                  std::string &error);
+
+/// Per op, the time it ran with no compute op of another stream beside it
+/// (zero for ops that are not collectives).
+std::vector<double> exposedUs(const Timeline &timeline);
+
+} // namespace diagnosis
+} // namespace tandem
+
+#endif // TANDEM_DIAGNOSIS_DIAGNOSE_H
