@@ -23,9 +23,9 @@ config.substitutions.append(("%tandem_obj", config.tandem_obj_root))
 
 # test/Install: `%cmake_project_args` configures a project of its own with
 # this build's generator and compilers (the installed package finds the MLIR
-# it was built with by itself); a
-# sanitizer (fuzz) build's libraries need the sanitizer runtimes, which such a
-# project does not link, so there the tests are UNSUPPORTED.
+# it was built with by itself). A sanitizer (fuzz) build's libraries need the
+# sanitizer runtimes, which such a project does not link, so there the tests
+# that build against them are UNSUPPORTED (feature tandem-fuzz-build).
 import shlex
 
 config.substitutions.append(("%cmake_project_args", " ".join(
