@@ -655,13 +655,12 @@ bool Executor::Impl::launchLayout(size_t index, cudaStream_t stream,
   if (!layoutCopies(plan, s, options.rank, copies, error))
     return false;
   for (const LayoutCopy &c : copies)
-    if (!cuda(cudaMemcpy2DAsync(
-                  bufferPtr[c.dst.buffer] + c.dst.offset, c.dst.pitch,
-                  bufferPtr[c.src.buffer] + c.src.offset, c.src.pitch,
-                  c.src.rowBytes, c.src.rows, cudaMemcpyDeviceToDevice, stream),
-              std::string("cudaMemcpy2DAsync (") + stepKindName(s.kind) + ")",
-              error))
+    if (!launchCopy2D(bufferPtr[c.dst.buffer] + c.dst.offset, c.dst.pitch,
+                      bufferPtr[c.src.buffer] + c.src.offset, c.src.pitch,
+                      c.src.rowBytes, c.src.rows, stream, error)) {
+      error = std::string(stepKindName(s.kind)) + ": " + error;
       return false;
+    }
   return true;
 }
 

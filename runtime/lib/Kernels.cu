@@ -1058,6 +1058,53 @@ __global__ void __launch_bounds__(512)
 // Kernels.h
 //===----------------------------------------------------------------------===//
 
+/// Word w of row r: dst[r * dstPitch + w] = src[r * srcPitch + w], pitches
+/// and the row width in words of W.
+template <typename W>
+__global__ void copy2DKernel(W *dst, int64_t dstPitch, const W *src,
+                             int64_t srcPitch, int64_t rowWords,
+                             int64_t words) {
+  for (int64_t i = gridThread(); i < words; i += gridThreads()) {
+    int64_t r = i / rowWords, w = i - r * rowWords;
+    dst[r * dstPitch + w] = src[r * srcPitch + w];
+  }
+}
+
+bool launchCopy2D(void *dst, int64_t dstPitch, const void *src,
+                  int64_t srcPitch, int64_t rowBytes, int64_t rows,
+                  cudaStream_t stream, std::string &error) {
+  if (rowBytes < 0 || rows < 0 || dstPitch < rowBytes || srcPitch < rowBytes)
+    return fail(error, "launchCopy2D: invalid shape (" +
+                           std::to_string(rows) + " rows of " +
+                           std::to_string(rowBytes) + " bytes, pitches " +
+                           std::to_string(srcPitch) + " and " +
+                           std::to_string(dstPitch) + ")");
+  if (rowBytes == 0 || rows == 0)
+    return true;
+  if (!dst || !src)
+    return fail(error, "launchCopy2D: null pointer argument");
+  auto fits = [&](int64_t w) {
+    return rowBytes % w == 0 && dstPitch % w == 0 && srcPitch % w == 0 &&
+           reinterpret_cast<uintptr_t>(dst) % w == 0 &&
+           reinterpret_cast<uintptr_t>(src) % w == 0;
+  };
+  auto launch = [&](auto word) {
+    using W = decltype(word);
+    constexpr int64_t w = sizeof(W);
+    int64_t rowWords = rowBytes / w;
+    copy2DKernel<W><<<gridFor(rowWords * rows), kThreads, 0, stream>>>(
+        static_cast<W *>(dst), dstPitch / w, static_cast<const W *>(src),
+        srcPitch / w, rowWords, rowWords * rows);
+  };
+  if (fits(16))
+    launch(uint4{});
+  else if (fits(4))
+    launch(uint32_t{});
+  else
+    launch(uint8_t{});
+  return checkLaunch("launchCopy2D (copy2DKernel)", error);
+}
+
 bool launchFill(void *dst, DType type, int64_t count, uint64_t seed,
                 float scale, cudaStream_t stream, std::string &error) {
   if (count < 0)

@@ -256,6 +256,42 @@ protected:
 // Fill
 //===----------------------------------------------------------------------===//
 
+TEST_F(KernelsTest, Copy2DCopiesEveryRowAndNothingElse) {
+  // 16-byte words (all aligned), 4-byte words (a 4-aligned offset) and
+  // bytes (an odd width); the destination's bytes outside the rows keep
+  // their value.
+  struct Case {
+    int64_t srcOffset, dstOffset, srcPitch, dstPitch, rowBytes, rows;
+  };
+  for (Case c : {Case{0, 0, 4096, 8192, 4096, 37},
+                 Case{4, 12, 1028, 2060, 1024, 9},
+                 Case{1, 3, 1001, 3003, 999, 5}, Case{0, 0, 64, 64, 64, 1}}) {
+    SCOPED_TRACE("width " + std::to_string(c.rowBytes));
+    int64_t srcBytes = c.srcOffset + c.srcPitch * c.rows;
+    int64_t dstBytes = c.dstOffset + c.dstPitch * c.rows;
+    std::vector<uint8_t> src(srcBytes), dst(dstBytes);
+    for (int64_t i = 0; i < srcBytes; ++i)
+      src[i] = static_cast<uint8_t>(i * 7 + 3);
+    for (int64_t i = 0; i < dstBytes; ++i)
+      dst[i] = static_cast<uint8_t>(0xA5 ^ i);
+    DeviceBuffer dSrc(srcBytes), dDst(dstBytes);
+    dSrc.upload(src);
+    dDst.upload(dst);
+    ASSERT_TRUE(launchCopy2D(static_cast<char *>(dDst.get()) + c.dstOffset,
+                             c.dstPitch,
+                             static_cast<char *>(dSrc.get()) + c.srcOffset,
+                             c.srcPitch, c.rowBytes, c.rows, stream, error))
+        << error;
+    for (int64_t r = 0; r < c.rows; ++r)
+      for (int64_t b = 0; b < c.rowBytes; ++b)
+        dst[c.dstOffset + r * c.dstPitch + b] =
+            src[c.srcOffset + r * c.srcPitch + b];
+    EXPECT_EQ(dDst.download(), dst);
+  }
+  EXPECT_FALSE(launchCopy2D(nullptr, 8, nullptr, 4, 8, 1, stream, error));
+  EXPECT_NE(error.find("invalid shape"), std::string::npos) << error;
+}
+
 TEST_F(KernelsTest, FillIsDeterministicCounterBasedAndInRange) {
   const int64_t count = 10000;
   const float scale = 0.3f; // Not representable: exercises the range fix.

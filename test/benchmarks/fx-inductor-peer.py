@@ -26,8 +26,9 @@ Inductor issues it and waited for at its wait_tensor). Then, per topology
   auto      tandem-opt graph.mlir --tandem-overlap --tandem-simulate
   inductor  tandem-opt inductor.mlir --tandem-async-collectives --tandem-simulate
 
-(--tandem-async-collectives only stamps the issue order; nothing moves) and
-the table gives the spans and auto / Inductor.
+(--tandem-async-collectives only stamps the issue order; nothing moves),
+every pass priced with --calibration, and the table gives the spans and
+auto / Inductor.
 
 usage (the capture needs torch; see docs/import.md):
   /work/torch-venv/bin/python test/benchmarks/fx-inductor-peer.py \\
@@ -77,10 +78,13 @@ def import_step(args, dump, order, topology, out):
 
 
 def simulate(args, mlir, passes, report, plan=None):
+    cal = f" calibration={args.calibration}" if args.calibration else ""
+    passes = [f"{p}={cal.strip()}" if cal and p == "--tandem-overlap" else p
+              for p in passes]
     cmd = [args.tandem_opt, mlir, "--mlir-print-op-on-diagnostic=false"] + passes + \
-        [f"--tandem-simulate=report={report}"]
+        [f"--tandem-simulate=report={report}{cal}"]
     if plan:
-        cmd.append(f"--tandem-export-plan=file={plan}")
+        cmd.append(f"--tandem-export-plan=file={plan}{cal}")
     p = run(cmd + ["-o", os.devnull])
     with open(report) as f:
         r = json.load(f)
@@ -99,6 +103,12 @@ def main():
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--seq", type=int, default=8192)
     p.add_argument("--quick", action="store_true", help="llama3-8b TP=8 only")
+    p.add_argument("--calibration",
+                   default=os.path.join(HERE, "results", "h200-2026-12-04",
+                                        "calibration-emulated.json"),
+                   help="the calibration every pass prices with (default: the "
+                        "H200's of 2026-12-04 fitted against the emulated fabric, "
+                        "the machine the plans run on; '' for the h200 preset)")
     p.add_argument("--prepare", action="store_true",
                    help="also export the plans of every case for tandem-run")
     args = p.parse_args()

@@ -34,6 +34,17 @@
 namespace tandem {
 namespace runtime {
 
+/// Copies `rows` rows of `rowBytes` bytes from `src` (row stride
+/// `srcPitch` bytes) to `dst` (row stride `dstPitch`) with a kernel, in
+/// 16-byte words where every pointer, pitch and width allows (else 4 or 1
+/// bytes). The layout steps use it instead of cudaMemcpy2DAsync, so that
+/// their copies run on the SMs like every other kernel the cost model
+/// prices, not on the copy engines (docs/runtime.md). Regions must not
+/// overlap.
+bool launchCopy2D(void *dst, int64_t dstPitch, const void *src,
+                  int64_t srcPitch, int64_t rowBytes, int64_t rows,
+                  cudaStream_t stream, std::string &error);
+
 /// Fills `count` elements with a deterministic pseudo-random sequence,
 /// uniform in [-scale, scale): element i depends only on (seed, i).
 bool launchFill(void *dst, DType type, int64_t count, uint64_t seed,
