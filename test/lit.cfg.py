@@ -21,6 +21,23 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tandem_src", config.tandem_src_root))
 config.substitutions.append(("%tandem_obj", config.tandem_obj_root))
 
+# test/Install: `%cmake_project_args` configures a project of its own with
+# this build's generator and compilers (the installed package finds the MLIR
+# it was built with by itself). A sanitizer (fuzz) build's libraries need the
+# sanitizer runtimes, which such a project does not link, so there the tests
+# that build against them are UNSUPPORTED (feature tandem-fuzz-build).
+import shlex
+
+config.substitutions.append(("%cmake_project_args", " ".join(
+    shlex.quote(arg) for arg in [
+        "-G", config.cmake_generator,
+        "-DCMAKE_MAKE_PROGRAM=" + config.cmake_make_program,
+        "-DCMAKE_CXX_COMPILER=" + config.cmake_cxx_compiler,
+        "-DCMAKE_C_COMPILER=" + config.cmake_c_compiler])))
+config.substitutions.append(("%cmake", shlex.quote(config.cmake_command)))
+if config.tandem_fuzz in ("ON", "TRUE", "1"):
+    config.available_features.add("tandem-fuzz-build")
+
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
@@ -81,6 +98,8 @@ for _py in _import_pythons:
             _cmd = "env PYTHONPATH=%s %s -m tandem_import" % (
                 os.path.join(config.tandem_src_root, "tools", "tandem-import"), _py)
         config.substitutions.append(("%tandem-import", _cmd))
+        # The same Python, for the installed launcher (test/Install).
+        config.substitutions.append(("%tandem_import_python", _py))
         break
 else:
     lit_config.note("tandem-import tests skipped: no Python that imports jax "
