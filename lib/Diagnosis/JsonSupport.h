@@ -10,10 +10,13 @@
 #ifndef TANDEM_LIB_DIAGNOSIS_JSONSUPPORT_H
 #define TANDEM_LIB_DIAGNOSIS_JSONSUPPORT_H
 
+#include "tandem/runtime/Plan.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -24,33 +27,21 @@ namespace diagnosis {
 /// room for any writer and keeps the recursive parser's stack bounded.
 constexpr int kMaxJsonDepth = 64;
 
+/// `v` with `digits` decimals, as the text report prints times.
+inline std::string fixed(double v, int digits = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 inline std::optional<nlohmann::json> parseJson(const std::string &text,
                                                const std::string &origin,
                                                std::string &error) {
-  // Depth first, outside strings, before the recursive parser runs.
-  int depth = 0;
-  bool inString = false, escaped = false;
-  for (char c : text) {
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        error = origin + ": JSON nested deeper than " +
-                std::to_string(kMaxJsonDepth) + " levels";
-        return std::nullopt;
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+  // Depth first, before the recursive parser runs (the plan reader's rule).
+  if (runtime::jsonNestingExceeds(text, kMaxJsonDepth) != std::string::npos) {
+    error = origin + ": JSON nested deeper than " +
+            std::to_string(kMaxJsonDepth) + " levels";
+    return std::nullopt;
   }
   try {
     return nlohmann::json::parse(text);

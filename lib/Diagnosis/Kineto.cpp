@@ -20,12 +20,6 @@ using ordered_json = nlohmann::ordered_json;
 
 namespace {
 
-std::string fixed(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 /// An integer that Kineto writes as a number, or as "stream 7" in tids.
 std::optional<int64_t> looseInt(const json &object, const char *key) {
   if (std::optional<int64_t> v = intField(object, key))

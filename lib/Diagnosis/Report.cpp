@@ -2,6 +2,8 @@
 
 #include "tandem/Diagnosis/Report.h"
 
+#include "JsonSupport.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,12 +18,6 @@ using nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
 
 namespace {
-
-std::string fixed(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string label(const TimelineOp &op) {
   return op.name + (op.occurrence > 0

@@ -316,10 +316,11 @@ const json *boundedArray(Reader &r, const std::string &key, int64_t bound,
   return v;
 }
 
-/// Byte offset of the first bracket nested deeper than `limit` outside
-/// strings, or npos. Runs before the parser, so that no input reaches it
-/// (or the code walking its result) nested deeper than the plan bound.
-size_t tooDeep(const std::string &text, int limit) {
+} // namespace
+
+/// Runs before the parser, so that no input reaches it (or the code walking
+/// its result) nested deeper than the plan bound.
+std::size_t jsonNestingExceeds(const std::string &text, int limit) {
   int depth = 0;
   bool inString = false, escaped = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -343,6 +344,8 @@ size_t tooDeep(const std::string &text, int limit) {
   }
   return std::string::npos;
 }
+
+namespace {
 
 bool readStep(const json &j, const std::string &path, Step &step,
               std::string &error) {
@@ -515,7 +518,8 @@ std::string writePlanJson(const Plan &plan) {
 
 std::optional<Plan> parsePlan(const std::string &text,
                               const std::string &origin, std::string &error) {
-  if (size_t at = tooDeep(text, kMaxPlanJsonDepth); at != std::string::npos) {
+  if (size_t at = jsonNestingExceeds(text, kMaxPlanJsonDepth);
+      at != std::string::npos) {
     error = origin + ": JSON nested deeper than kMaxPlanJsonDepth = " +
             std::to_string(kMaxPlanJsonDepth) + " levels at byte " +
             std::to_string(at);

@@ -230,6 +230,12 @@ std::string validatePlan(const Plan &plan);
 std::optional<Plan> readPlanFile(const std::string &path, std::string &error);
 std::optional<Plan> parsePlan(const std::string &text,
                               const std::string &origin, std::string &error);
+
+/// The offset of the first '[' or '{' of `text` nested deeper than `limit`
+/// levels outside strings, or std::string::npos: what the plan reader (and
+/// the trace readers of tandem-diagnose) check before a recursive JSON
+/// parser sees the text.
+std::size_t jsonNestingExceeds(const std::string &text, int limit);
 std::string writePlanJson(const Plan &plan);
 bool writePlanFile(const Plan &plan, const std::string &path,
                    std::string &error);
