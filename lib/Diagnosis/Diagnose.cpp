@@ -99,29 +99,16 @@ public:
     const TimelineOp &op = t.ops[i];
     double eps = 1e-6 * std::max(1.0, std::fabs(op.startUs));
     int64_t best = -1;
-    for (size_t s = 0; s < byEnd.size(); ++s) {
-      const std::vector<int64_t> &list = byEnd[s];
-      auto it = std::upper_bound(
-          list.begin(), list.end(), op.startUs + eps,
-          [&](double v, int64_t k) { return v < t.ops[k].endUs(); });
-      while (it != list.begin()) {
-        --it;
-        const TimelineOp &g = t.ops[*it];
-        if (g.endUs() < op.startUs - tol)
-          break;
-        if (*it == i || !(g.startUs < op.startUs))
-          continue;
-        if (best < 0) {
-          best = *it;
-        } else {
-          const TimelineOp &b = t.ops[best];
-          double d = g.endUs() - b.endUs();
-          if (d > eps || (std::fabs(d) <= eps && g.stream == op.stream &&
-                          b.stream != op.stream))
-            best = *it;
-        }
-        break;
+    for (int64_t k : endingAt(i, tol)) {
+      if (best < 0) {
+        best = k;
+        continue;
       }
+      const TimelineOp &g = t.ops[k], &b = t.ops[best];
+      double d = g.endUs() - b.endUs();
+      if (d > eps || (std::fabs(d) <= eps && g.stream == op.stream &&
+                      b.stream != op.stream))
+        best = k;
     }
     return best;
   }
