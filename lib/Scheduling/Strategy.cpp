@@ -31,6 +31,9 @@ static constexpr StrategyPhases kStrategies[] = {
      false},
     {OverlapStrategy::TePresetReschedule, "te-preset+reschedule",
      PipelinePhase::TePreset, true, true},
+    {OverlapStrategy::Split, "split", PipelinePhase::None, true, false, true},
+    {OverlapStrategy::SplitReschedule, "split+reschedule", PipelinePhase::None,
+     true, true, true},
 };
 static constexpr size_t kNumStrategies = std::size(kStrategies);
 
@@ -62,6 +65,15 @@ std::optional<OverlapStrategy> mlir::tandem::parseStrategy(StringRef name) {
 static void runBasePhases(func::FuncOp func, OpTimer &timer,
                           const StrategyPhases &phases,
                           const OverlapOptions &options, RemarkLog *remarks) {
+  if (phases.split) {
+    BatchSplitOptions split;
+    split.memoryBudget = options.memoryBudget;
+    split.maxInFlight = options.maxInFlight;
+    split.remarks = remarks;
+    // A candidate the simulator cannot run has its errors emitted; the
+    // strategy's own simulation then fails the same way.
+    (void)splitBatch(func, timer, split);
+  }
   if (phases.pipeline != PipelinePhase::None) {
     PipelineOptions pipeline;
     pipeline.transformerEnginePreset =
@@ -146,7 +158,8 @@ struct Candidate {
 /// The strategy with AG-WGRAD that extends `base` (same pipelines).
 static const StrategyPhases *extensionOf(const StrategyPhases &base) {
   for (const StrategyPhases &s : kStrategies)
-    if (s.overlap && s.reschedule && s.pipeline == base.pipeline)
+    if (s.overlap && s.reschedule && s.pipeline == base.pipeline &&
+        s.split == base.split)
       return &s;
   return nullptr;
 }

@@ -2,6 +2,7 @@
 
 #include "tandem/Scheduling/VerifySchedule.h"
 #include "tandem/Analysis/CostModel.h"
+#include "tandem/Scheduling/RowSplit.h"
 #include "tandem/Scheduling/Schedule.h"
 #include "tandem/Scheduling/Streams.h"
 
@@ -41,6 +42,8 @@ public:
     for (Operation &op : block) {
       if (auto wait = dyn_cast<WaitOp>(op)) {
         hashes[wait.getResult()] = lookup(wait.getFuture());
+        if (auto it = partOf.find(wait.getFuture()); it != partOf.end())
+          partOf[wait.getResult()] = it->second;
         continue;
       }
       // The assembly of a chunk pipeline hashes like the unsplit pair it
@@ -48,6 +51,12 @@ public:
       if (std::optional<llvm::hash_code> h = pipelineHash(&op)) {
         hashes[op.getResult(0)] = *h;
         ++pipelines;
+        continue;
+      }
+      // Batch splitting (tandem-split-batch): parts of rows, their
+      // assemblies, wgrads of row-permuted operands and summed partials.
+      if (splitHash(&op)) {
+        ++splits;
         continue;
       }
       llvm::hash_code opHash = localKey(&op);
@@ -267,6 +276,170 @@ public:
                      {mmHash}, resultType);
   }
 
+  /// A part of rows (RowSplit.h): which whole value, which part of how
+  /// many, cut with which interleave.
+  struct PartInfo {
+    llvm::hash_code whole;
+    int64_t part, parts, interleave;
+  };
+  /// A sum of some of the parts of a value that sums over rows.
+  struct PartialInfo {
+    llvm::hash_code whole;
+    uint64_t mask;
+    int64_t parts;
+  };
+  /// The hash of a value cut as `info` (also how slices hash).
+  static llvm::hash_code partHash(const PartInfo &info) {
+    return llvm::hash_combine(llvm::StringRef("part"), info.whole, info.part,
+                              info.parts, info.interleave);
+  }
+
+  /// Hashes `op` by the batch-split rules; false if none applies.
+  bool splitHash(Operation *op) {
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      if (slice.getDim() != 0)
+        return false;
+      PartInfo info{lookup(slice.getInput()), int64_t(slice.getChunk()),
+                    int64_t(slice.getChunks()), int64_t(slice.getInterleave())};
+      partOf[slice.getResult()] = info;
+      hashes[slice.getResult()] = partHash(info);
+      return true;
+    }
+    if (auto concat = dyn_cast<ConcatOp>(op))
+      return concatHash(concat);
+    if (contractsRows(op))
+      return contractionHash(op);
+    if (auto add = dyn_cast<ElementwiseOp>(op);
+        add && add.getKind() == ElementwiseKind::add && partialSumHash(add))
+      return true;
+    std::optional<RowSplitRule> rule = getRowSplitRule(op);
+    if (!rule)
+      return false;
+    // Every row operand a part of the same cut, no other operand a part.
+    std::optional<PartInfo> cut;
+    for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
+      auto it = partOf.find(op->getOperand(i));
+      bool row = llvm::is_contained(rule->rowOperands, i);
+      if (!row) {
+        if (it != partOf.end())
+          return false;
+        continue;
+      }
+      if (it == partOf.end())
+        return false;
+      const PartInfo &p = it->second;
+      if (cut && (cut->part != p.part || cut->parts != p.parts ||
+                  cut->interleave != p.interleave))
+        return false;
+      cut = p;
+    }
+    if (!cut)
+      return false;
+    std::optional<int64_t> interleave =
+        getResultInterleave(*rule, cut->interleave);
+    if (!interleave || cut->parts > 64)
+      return false;
+    // The unsplit op: row results have `parts` times the rows.
+    llvm::hash_code opHash = llvm::hash_combine(
+        canonicalName(op), semanticAttrs(op), op->getNumOperands());
+    for (auto [r, type] : llvm::enumerate(resultTypes(op)))
+      opHash = llvm::hash_combine(
+          opHash, llvm::is_contained(rule->rowResults, unsigned(r))
+                      ? scaleRows(type, cut->parts, 1)
+                      : type);
+    for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+      opHash = llvm::hash_combine(
+          opHash, llvm::is_contained(rule->rowOperands, i)
+                      ? partOf.find(op->getOperand(i))->second.whole
+                      : lookup(op->getOperand(i)));
+    for (OpResult result : op->getResults()) {
+      unsigned r = result.getResultNumber();
+      llvm::hash_code whole = llvm::hash_combine(opHash, r);
+      if (llvm::is_contained(rule->rowResults, r)) {
+        PartInfo info{whole, cut->part, cut->parts, *interleave};
+        partOf[result] = info;
+        hashes[result] = partHash(info);
+      } else if (llvm::is_contained(rule->partialResults, r)) {
+        PartialInfo info{whole, uint64_t(1) << cut->part, cut->parts};
+        partialOf[result] = info;
+        hashes[result] = llvm::hash_combine(llvm::StringRef("partial"), whole,
+                                            info.mask, info.parts);
+      } else {
+        hashes[result] = llvm::hash_combine(llvm::StringRef("opaque-part"),
+                                            whole, cut->part);
+      }
+    }
+    return true;
+  }
+
+  /// A concat of every part of one value, in order: with the parts'
+  /// interleave it is that value; with interleave 1 (and another cut) it
+  /// is its rows permuted the same way for every value so cut.
+  bool concatHash(ConcatOp concat) {
+    if (concat.getDim() != 0)
+      return false;
+    int64_t n = concat.getInputs().size();
+    std::optional<PartInfo> first;
+    for (auto [j, input] : llvm::enumerate(concat.getInputs())) {
+      auto it = partOf.find(input);
+      if (it == partOf.end() || it->second.part != int64_t(j) ||
+          it->second.parts != n ||
+          (first && (it->second.whole != first->whole ||
+                     it->second.interleave != first->interleave)))
+        return false;
+      first = it->second;
+    }
+    if (!first)
+      return false;
+    if (int64_t(concat.getInterleave()) == first->interleave) {
+      hashes[concat.getResult()] = first->whole;
+      return true;
+    }
+    if (concat.getInterleave() != 1)
+      return false;
+    permuted[concat.getResult()] = *first;
+    hashes[concat.getResult()] = llvm::hash_combine(
+        llvm::StringRef("permuted"), first->whole, n, first->interleave);
+    return true;
+  }
+
+  /// A wgrad whose operands are the same row permutation of two values
+  /// computes the wgrad of those values.
+  bool contractionHash(Operation *op) {
+    auto l = permuted.find(op->getOperand(0));
+    auto r = permuted.find(op->getOperand(1));
+    if (l == permuted.end() || r == permuted.end() ||
+        l->second.parts != r->second.parts ||
+        l->second.interleave != r->second.interleave)
+      return false;
+    llvm::hash_code opHash = localKey(op);
+    opHash = llvm::hash_combine(opHash, l->second.whole);
+    opHash = llvm::hash_combine(opHash, r->second.whole);
+    hashes[op->getResult(0)] = llvm::hash_combine(opHash, 0u);
+    return true;
+  }
+
+  /// The sum of disjoint partials of one value; all of them are the value.
+  bool partialSumHash(ElementwiseOp add) {
+    auto a = partialOf.find(add.getInputs()[0]);
+    auto b = partialOf.find(add.getInputs()[1]);
+    if (a == partialOf.end() || b == partialOf.end() ||
+        a->second.whole != b->second.whole ||
+        a->second.parts != b->second.parts ||
+        (a->second.mask & b->second.mask) != 0)
+      return false;
+    PartialInfo sum{a->second.whole, a->second.mask | b->second.mask,
+                    a->second.parts};
+    if (sum.mask == (uint64_t(1) << sum.parts) - 1) {
+      hashes[add.getResult()] = sum.whole;
+      return true;
+    }
+    partialOf[add.getResult()] = sum;
+    hashes[add.getResult()] = llvm::hash_combine(
+        llvm::StringRef("partial"), sum.whole, sum.mask, sum.parts);
+    return true;
+  }
+
   llvm::hash_code lookup(Value value) const {
     auto it = hashes.find(value);
     // Values defined outside the block (none in a verified single-block
@@ -316,9 +489,14 @@ public:
 
   /// Pipeline assemblies recognised (their values hash like unsplit pairs).
   unsigned pipelines = 0;
+  /// Ops hashed by the batch-split rules.
+  unsigned splits = 0;
 
 private:
   llvm::DenseMap<Value, llvm::hash_code> hashes;
+  llvm::DenseMap<Value, PartInfo> partOf;
+  llvm::DenseMap<Value, PartInfo> permuted;
+  llvm::DenseMap<Value, PartialInfo> partialOf;
 };
 } // namespace
 
@@ -711,6 +889,17 @@ void ScheduleVerifier::compareWithReference(
           << " chunk pipeline(s) recognised; returned values "
              "match the reference, op counts and per-group "
              "collective sequences are not compared";
+    return;
+  }
+  // Batch splitting replaces ops by parts in the same way: beyond the
+  // returned values, the per-group order is checked by (c) alone.
+  if (sh.splits > rh.splits) {
+    if (valuesMatch && options.remarks)
+      mlir::emitRemark(func.getLoc())
+          << sh.splits
+          << " op(s) recognised as parts of a batch split; returned values "
+             "match the reference, op counts and per-group collective "
+             "sequences are not compared";
     return;
   }
 

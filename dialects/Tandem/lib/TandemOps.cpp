@@ -732,11 +732,23 @@ double mlir::tandem::getLayoutBytes(bool view, RankedTensorType result) {
 }
 
 bool mlir::tandem::isInPlaceBlock(Value block) {
-  if (!block.hasOneUse())
-    return false;
-  Operation *user = *block.getUsers().begin();
+  // One concat uses it, once; other users read it where that concat keeps
+  // it.
+  Operation *user = nullptr;
+  for (OpOperand &use : block.getUses()) {
+    // A returned block stays a buffer of its own (plan outputs are not
+    // views).
+    if (use.getOwner()->hasTrait<OpTrait::IsTerminator>())
+      return false;
+    if (!isa<ConcatOp>(use.getOwner()))
+      continue;
+    if (user)
+      return false;
+    user = use.getOwner();
+  }
   Operation *def = block.getDefiningOp();
-  if (!def || def->getBlock() != user->getBlock() || def->getNumResults() != 1)
+  if (!user || !def || def->getBlock() != user->getBlock() ||
+      def->getNumResults() != 1)
     return false;
   if (auto wait = dyn_cast<WaitOp>(def)) {
     Value future = wait.getFuture();
@@ -745,7 +757,11 @@ bool mlir::tandem::isInPlaceBlock(Value block) {
            isa<CollectiveOpInterface>(start) &&
            start->getBlock() == def->getBlock();
   }
-  if (isa<SliceOp, ConcatOp, RingConcatOp, OpaqueOp>(def))
+  // A copying slice writes its own result; a view, another assembly or an
+  // opaque kernel (whose output the runtime does not place) does not.
+  if (auto slice = dyn_cast<SliceOp>(def))
+    return !slice.isView();
+  if (isa<ConcatOp, RingConcatOp, OpaqueOp>(def))
     return false;
   return isa<ComputeOpInterface, CollectiveOpInterface>(def);
 }

@@ -12,6 +12,7 @@
 #ifndef TANDEM_SCHEDULING_STRATEGY_H
 #define TANDEM_SCHEDULING_STRATEGY_H
 
+#include "tandem/Scheduling/BatchSplit.h"
 #include "tandem/Scheduling/Overlap.h"
 #include "tandem/Scheduling/Pipeline.h"
 
@@ -28,7 +29,9 @@ enum class OverlapStrategy {
   Pipeline,           ///< Cost-chosen chunk pipelines + bulk.
   PipelineReschedule, ///< Pipeline + AG-WGRAD.
   TePreset,           ///< TransformerEngine's default choices + bulk.
-  TePresetReschedule  ///< TransformerEngine's choices + AG-WGRAD.
+  TePresetReschedule, ///< TransformerEngine's choices + AG-WGRAD.
+  Split,              ///< Batch split (part count by cost) + bulk.
+  SplitReschedule     ///< Batch split + AG-WGRAD.
 };
 
 /// Which pipelines a strategy builds before bulk overlap.
@@ -38,15 +41,17 @@ enum class PipelinePhase {
   TePreset ///< TransformerEngine's documented per-layer choices.
 };
 
-/// The phases of one strategy, in the order they run: pipelines, then (with
-/// `overlap`) async collectives and bulk overlap, then (with `reschedule`)
-/// AG-WGRAD, then CTA budgets, SM targets and the SM residency relief.
+/// The phases of one strategy, in the order they run: (with `split`) the
+/// batch split, pipelines, then (with `overlap`) async collectives and bulk
+/// overlap, then (with `reschedule`) AG-WGRAD, then CTA budgets, SM targets
+/// and the SM residency relief.
 struct StrategyPhases {
   OverlapStrategy strategy;
   llvm::StringLiteral name;
   PipelinePhase pipeline;
   bool overlap;
   bool reschedule;
+  bool split = false;
 };
 
 /// Every strategy, simplest first: `auto` tries them in this order, prefers

@@ -217,6 +217,40 @@ def TandemPipelineCollectiveMatmul
   ];
 }
 
+def TandemSplitBatch : Pass<"tandem-split-batch", "::mlir::ModuleOp"> {
+  let summary = "Split each step into independent parts (batch splitting)";
+  let description = [{
+    Runs every row-local op (element-wise ops, norms, a matmul's row
+    operand, all-gathers and reduce-scatters along dimension 0,
+    all-reduces) as `parts` parts, each on 1/parts of the rows, so that one
+    part's native collective can run under another part's compute. Ops that
+    are not row-local (attention, opaque kernels) read their operands
+    assembled (`tandem.concat`) and their row users take `tandem.slice`s
+    again; a wgrad GEMM reads every part's rows at once (the same row
+    permutation of both operands, in-place concats); the parts of a norm's
+    weight gradient are added up. A list scheduler over the cost model then
+    orders the parts. With `parts=0` (default) the part count is chosen
+    among 2, 4 and 8 by simulating each candidate (and the unsplit input)
+    after tandem-async-collectives and tandem-bulk-overlap; a remark gives
+    every candidate's predicted span. A candidate over `memory-budget` is
+    never chosen. Run before tandem-async-collectives: the function must
+    have only blocking collectives and no schedule attributes (otherwise a
+    remark says why it was left alone). The result computes the same values;
+    tandem-verify-schedule proves it (docs/passes/split-batch.md).
+  }];
+  let options = !listconcat([
+    Option<"parts", "parts", "int64_t", "0",
+           "Parts (0 = choose among 2, 4, 8 by simulation; 1 = no split)">,
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Peak-memory limit in bytes (0 = none)">,
+    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
+           "Bulk overlap's in-flight limit when judging a candidate">
+  ], TargetOptions);
+  let statistics = [
+    Statistic<"numSplit", "split-functions", "Functions split">
+  ];
+}
+
 def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   let summary = "Overlap communication with computation (named pipeline)";
   let description = [{
@@ -235,6 +269,9 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
       under their collectives); layers are found by their `layer` tags;
     * `te-preset+reschedule`: `te-preset`, then tandem-reschedule-wgrad
       (TransformerEngine's choices plus Tandem's AG-WGRAD);
+    * `split`: tandem-split-batch (part count chosen by the cost model),
+      then `bulk`;
+    * `split+reschedule`: `split`, then tandem-reschedule-wgrad;
     * `auto`: simulates every other strategy (te-preset included) on copies
       of each function and keeps the one with the shortest predicted span,
       so the result is never predicted slower than the input nor than the
@@ -257,7 +294,7 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   let options = !listconcat([
     Option<"strategy", "strategy", "std::string", "\"auto\"",
            "auto|none|bulk|reschedule|pipeline|pipeline+reschedule|te-preset|"
-           "te-preset+reschedule">,
+           "te-preset+reschedule|split|split+reschedule">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",

@@ -78,6 +78,10 @@ STRATEGIES = ["none", "bulk", "reschedule", "auto"]
 # Strategies that may split GEMMs and collectives into chunk pipelines.
 SPLITTING = {"pipeline", "pipeline+reschedule", "te-preset",
              "te-preset+reschedule"}
+# Batch splitting runs every row-local op as parts and adds weight-gradient
+# parts up: the ops it cannot split (attention, opaque kernels), GEMM FLOPs
+# per role and the bytes moved on each group must stay.
+BATCH_SPLITTING = {"split", "split+reschedule"}
 
 COMPUTE_OPS = {"matmul", "attention", "attention_grad", "norm", "norm_grad",
                "elementwise", "opaque"}
@@ -920,7 +924,17 @@ def check_program(opt, seed, index, features, keep_dir):
             # (d) the work is unchanged.
             with open(out) as fh:
                 counts, flops, volume = op_summary(fh.read())
-            if chosen in SPLITTING:
+            if chosen in BATCH_SPLITTING:
+                kept = ("compute:attention", "compute:attention_grad",
+                        "compute:opaque")
+                keep = lambda c: {k: v for k, v in c.items()
+                                  if k.startswith(kept)}
+                d = diff(keep(in_counts), keep(counts))
+                d.update({"flops:" + k: v for k, v in
+                          diff(in_flops, flops).items()})
+                d.update({"bytes@" + k: v for k, v in
+                          diff(in_volume, volume).items()})
+            elif chosen in SPLITTING:
                 # Pipelines split GEMMs and collectives into chunks: the
                 # non-GEMM compute ops, GEMM FLOPs per role and the bytes
                 # moved on each group must stay.

@@ -34,10 +34,13 @@ int64_t getTensorBytes(RankedTensorType type);
 /// candidates and the plan lowering use this one rule.
 double getLayoutBytes(bool view, RankedTensorType result);
 
-/// Whether `block` can be written straight into the result of its one user,
-/// a contiguous concat: it is used once, and it is the single result of a
-/// kernel or collective (or the wait on such a collective's only future)
-/// in the concat's block, not a view, an argument or another assembly.
+/// Whether `block` can be written straight into the result of the one
+/// concat that uses it (a contiguous concat; other users read the block
+/// there): one concat uses it, once, it is not returned, and it is the
+/// single result of a
+/// kernel, a copying slice or a collective (or the wait on such a
+/// collective's only future) in the concat's block, not a view, an
+/// argument or another assembly.
 bool isInPlaceBlock(Value block);
 
 /// The process group a collective names, or null if it does not resolve.

@@ -320,10 +320,11 @@ def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
     concatenation.
 
     With `dim = 0` and `interleave = 1` the blocks are contiguous rows: when
-    every input is a fresh value only this op uses (`writesInPlace()`), the
-    plan lowering has each producer write its block of the result and the
-    op moves nothing. Otherwise (interleaved or other dimensions, shared or
-    viewed inputs) it is a copy of the result (getLayoutBytes). `interleave`
+    every input is a fresh value that no other concat uses
+    (`writesInPlace()`), the plan lowering has each producer write its block
+    of the result (other users read it there) and the op moves nothing.
+    Otherwise (interleaved or other dimensions, inputs another concat uses,
+    views) it is a copy of the result (getLayoutBytes). `interleave`
     is in [1, 2^20] (a group size).
 
     ```mlir

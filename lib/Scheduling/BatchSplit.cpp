@@ -1,0 +1,600 @@
+//===- BatchSplit.cpp - Split a step into independent parts ---------------===//
+
+#include "tandem/Scheduling/BatchSplit.h"
+#include "MoveSupport.h"
+#include "tandem/Scheduling/MemoryBudget.h"
+#include "tandem/Scheduling/Overlap.h"
+#include "tandem/Scheduling/RowSplit.h"
+#include "tandem/Simulator/Simulate.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tandem;
+using namespace mlir::tandem::moves;
+
+//===----------------------------------------------------------------------===//
+// The rewrite
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What an input value became in the split program.
+struct Mapped {
+  Value whole;                 ///< The value itself, once it exists.
+  SmallVector<Value> parts;    ///< Its k parts, cut with `interleave`.
+  SmallVector<Value> partials; ///< k values that add up to it.
+  int64_t interleave = 1;      ///< Of `parts`, or the one to cut `whole` with.
+};
+
+/// Rewrites one function's block into k parts (op by op, in program order:
+/// part 0 to k-1 of each row-local op where the op was).
+class Splitter {
+public:
+  Splitter(Block &block, int64_t k) : block(block), k(k) {}
+  void run();
+  BatchSplitResult stats;
+
+private:
+  Mapped &get(Value v);
+  Value whole(Value v, OpBuilder &b);
+  ArrayRef<Value> partsOf(Value v, int64_t interleave, OpBuilder &b);
+  Value permuted(Value v, int64_t interleave, OpBuilder &b);
+  /// The interleave `v` is (or would be) cut with; 0 if it cannot be cut
+  /// into k parts.
+  int64_t cutInterleave(Value v);
+  bool trySplit(Operation *op, OpBuilder &b);
+  bool tryContraction(Operation *op, OpBuilder &b);
+  void keepWhole(Operation *op, OpBuilder &b);
+  Location partLoc(Location loc, int64_t p);
+
+  Block &block;
+  int64_t k;
+  llvm::DenseMap<Value, Mapped> mapped;
+  /// Slices of a value cut with another interleave than its parts'.
+  llvm::DenseMap<std::pair<Value, int64_t>, SmallVector<Value>> recut;
+  /// Row-permuted wholes (concat of the parts, interleave 1) per value.
+  llvm::DenseMap<std::pair<Value, int64_t>, Value> permutedOf;
+  SmallVector<Operation *> replaced;
+};
+} // namespace
+
+Mapped &Splitter::get(Value v) {
+  auto it = mapped.find(v);
+  if (it != mapped.end())
+    return it->second;
+  // A block argument, or a result of an op kept whole: it is itself.
+  Mapped &m = mapped[v];
+  m.whole = v;
+  m.interleave = 1;
+  return m;
+}
+
+Location Splitter::partLoc(Location loc, int64_t p) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return NameLoc::get(
+        StringAttr::get(loc.getContext(),
+                        name.getName().getValue() + ".p" + std::to_string(p)),
+        name.getChildLoc());
+  return loc;
+}
+
+static Location locOf(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    return def->getLoc();
+  return v.getLoc();
+}
+
+Value Splitter::whole(Value v, OpBuilder &b) {
+  Mapped &m = get(v);
+  if (m.whole)
+    return m.whole;
+  auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
+  if (!m.partials.empty()) {
+    Value sum = m.partials.front();
+    for (Value next : ArrayRef<Value>(m.partials).drop_front()) {
+      sum = ElementwiseOp::create(b, locOf(next), v.getType(),
+                                  ElementwiseKind::add, ValueRange{sum, next},
+                                  StringAttr());
+      ++stats.partialSums;
+    }
+    m.whole = sum;
+    return sum;
+  }
+  m.whole = ConcatOp::create(b, locOf(m.parts.back()), v.getType(), m.parts,
+                             i64(0), i64(m.interleave));
+  ++stats.assemblies;
+  return m.whole;
+}
+
+ArrayRef<Value> Splitter::partsOf(Value v, int64_t interleave, OpBuilder &b) {
+  Mapped &m = get(v);
+  if (!m.parts.empty() && m.interleave == interleave)
+    return m.parts;
+  SmallVector<Value> &cut = recut[{v, interleave}];
+  if (!cut.empty())
+    return cut;
+  Value w = whole(v, b);
+  auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
+  Type partType = scaleRows(v.getType(), 1, k);
+  for (int64_t p = 0; p < k; ++p) {
+    cut.push_back(SliceOp::create(b, partLoc(locOf(w), p), partType, w, i64(0),
+                                  i64(p), i64(k), i64(interleave)));
+    ++stats.slices;
+  }
+  // A whole value is cut once: later users share the slices.
+  if (get(v).parts.empty()) {
+    get(v).parts = cut;
+    get(v).interleave = interleave;
+  }
+  return cut;
+}
+
+Value Splitter::permuted(Value v, int64_t interleave, OpBuilder &b) {
+  if (interleave == 1)
+    return whole(v, b);
+  Value &p = permutedOf[{v, interleave}];
+  if (p)
+    return p;
+  ArrayRef<Value> parts = partsOf(v, interleave, b);
+  p = ConcatOp::create(b, locOf(parts.back()), v.getType(), parts,
+                       b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
+  ++stats.assemblies;
+  return p;
+}
+
+int64_t Splitter::cutInterleave(Value v) {
+  Mapped &m = get(v);
+  // Weight-gradient parts are added up, never cut.
+  int64_t i = !m.partials.empty() && m.parts.empty() ? 0 : m.interleave;
+  return i > 0 && canCutRows(v.getType(), k, i) ? i : 0;
+}
+
+bool Splitter::trySplit(Operation *op, OpBuilder &b) {
+  std::optional<RowSplitRule> rule = getRowSplitRule(op);
+  if (!rule)
+    return false;
+  int64_t interleave = 0;
+  for (unsigned i : rule->rowOperands) {
+    int64_t cut = cutInterleave(op->getOperand(i));
+    if (cut == 0 || (interleave && cut != interleave))
+      return false;
+    interleave = cut;
+  }
+  std::optional<int64_t> resultInterleave =
+      getResultInterleave(*rule, interleave);
+  if (!resultInterleave)
+    return false;
+  for (unsigned r : rule->rowResults)
+    if (!canCutRows(op->getResult(r).getType(), k, *resultInterleave))
+      return false;
+
+  SmallVector<SmallVector<Value>> rowParts;
+  for (unsigned i : rule->rowOperands)
+    rowParts.push_back(
+        llvm::to_vector(partsOf(op->getOperand(i), interleave, b)));
+  SmallVector<Value> shared(op->getNumOperands());
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+    if (!llvm::is_contained(rule->rowOperands, i))
+      shared[i] = whole(op->getOperand(i), b);
+
+  // Collected first, mapped after: inserting into `mapped` moves entries.
+  SmallVector<Mapped> results(op->getNumResults());
+  for (int64_t p = 0; p < k; ++p) {
+    Operation *part = b.clone(*op);
+    part->setLoc(partLoc(op->getLoc(), p));
+    for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+      if (shared[i])
+        part->setOperand(i, shared[i]);
+    for (auto [j, i] : llvm::enumerate(rule->rowOperands))
+      part->setOperand(i, rowParts[j][p]);
+    for (unsigned r : rule->rowResults) {
+      Value result = part->getResult(r);
+      result.setType(scaleRows(op->getResult(r).getType(), 1, k));
+      results[r].parts.push_back(result);
+      results[r].interleave = *resultInterleave;
+    }
+    for (unsigned r : rule->partialResults)
+      results[r].partials.push_back(part->getResult(r));
+  }
+  for (OpResult r : op->getResults())
+    mapped[r] = std::move(results[r.getResultNumber()]);
+  replaced.push_back(op);
+  ++stats.splitOps;
+  return true;
+}
+
+bool Splitter::tryContraction(Operation *op, OpBuilder &b) {
+  if (!contractsRows(op))
+    return false;
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  // Copies: get() may grow the map.
+  Mapped l = get(lhs);
+  Mapped r = get(rhs);
+  // Only worth it when a side is already in parts: otherwise the op reads
+  // its operands as they are.
+  if (l.parts.empty() && r.parts.empty())
+    return false;
+  int64_t interleave = !l.parts.empty() ? l.interleave : r.interleave;
+  if (cutInterleave(lhs) != interleave || cutInterleave(rhs) != interleave)
+    return false;
+  // The same permutation of both operands' rows: the contraction over the
+  // rows is unchanged, and concats of fresh parts move nothing.
+  op->setOperand(0, permuted(lhs, interleave, b));
+  op->setOperand(1, permuted(rhs, interleave, b));
+  ++stats.barriers;
+  return true;
+}
+
+void Splitter::keepWhole(Operation *op, OpBuilder &b) {
+  // Results keep the interleave of the first operand with as many rows, so
+  // that their row users are cut the way that operand was.
+  int64_t inherited = 1;
+  if (op->getNumResults() > 0)
+    if (auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+        type && type.getRank() > 0)
+      for (Value operand : op->getOperands())
+        if (auto t = dyn_cast<RankedTensorType>(operand.getType());
+            t && t.getRank() > 0 && t.getDimSize(0) == type.getDimSize(0)) {
+          inherited = get(operand).interleave;
+          break;
+        }
+  for (OpOperand &operand : op->getOpOperands())
+    operand.set(whole(operand.get(), b));
+  if (op->hasTrait<OpTrait::IsTerminator>())
+    return;
+  ++stats.barriers;
+  for (OpResult result : op->getResults()) {
+    Mapped &m = mapped[result];
+    m.whole = result;
+    m.interleave = inherited;
+  }
+}
+
+void Splitter::run() {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    if (op->hasTrait<OpTrait::IsTerminator>() || !trySplit(op, b)) {
+      if (!tryContraction(op, b))
+        keepWhole(op, b);
+    }
+  }
+  // Users come later in the block and were replaced or rewired: erase in
+  // reverse so that every op is unused when it goes.
+  for (Operation *op : llvm::reverse(replaced)) {
+    assert(op->use_empty() && "every user was rewritten");
+    op->erase();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Ordering the parts: a list scheduler over the cost model
+//===----------------------------------------------------------------------===//
+
+/// Orders `block`'s ops (see BatchSplit.h). Collectives are modelled on one
+/// FIFO stream per group, compute on one stream, both uncontended.
+static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (!op.hasTrait<OpTrait::IsTerminator>())
+      ops.push_back(&op);
+  size_t n = ops.size();
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, op] : llvm::enumerate(ops))
+    index[op] = i;
+
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> dur(n), rank(n, inf), finish(n, 0), readyAt(n, 0);
+  std::vector<unsigned> missing(n, 0);
+  std::vector<SmallVector<unsigned>> users(n);
+  std::vector<bool> isComm(n), done(n, false);
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    dur[i] = timer.timeUs(op);
+    isComm[i] = isa<CollectiveOpInterface>(op);
+    llvm::SmallPtrSet<Operation *, 4> preds;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && index.count(def) && preds.insert(def).second) {
+        users[index[def]].push_back(i);
+        ++missing[i];
+      }
+  }
+  // Rank: compute time from the op to the nearest collective downstream.
+  for (size_t j = n; j-- > 0;) {
+    if (isComm[j])
+      continue;
+    double best = inf;
+    for (unsigned u : users[j])
+      best = std::min(best, isComm[u] ? 0.0 : rank[u]);
+    rank[j] = best == inf ? inf : best + dur[j];
+  }
+
+  SmallVector<unsigned> readyCompute, readyComm;
+  for (size_t i = 0; i < n; ++i)
+    if (missing[i] == 0)
+      (isComm[i] ? readyComm : readyCompute).push_back(i);
+  llvm::StringMap<double> commFree;
+  double computeFree = 0;
+  // Highest position scheduled: a collective is not issued more than
+  // `slack` ops ahead of it (the parts of one input op and their slices), so
+  // that a collective the input issues late (a wgrad's re-gather) is not
+  // moved early by the readiness of its input alone.
+  unsigned frontier = 0;
+  const unsigned slack = 4 * parts + 2;
+  SmallVector<unsigned> order;
+  order.reserve(n);
+
+  auto complete = [&](unsigned i, double end) {
+    finish[i] = end;
+    done[i] = true;
+    order.push_back(i);
+    // Gap fillers (ops that feed no collective) run early by design: they
+    // do not move the frontier.
+    if (isComm[i] || rank[i] != inf)
+      frontier = std::max(frontier, i);
+    for (unsigned u : users[i]) {
+      readyAt[u] = std::max(readyAt[u], end);
+      if (--missing[u] == 0)
+        (isComm[u] ? readyComm : readyCompute).push_back(u);
+    }
+  };
+  // Collectives whose input is ready, not ahead of the frontier, in input
+  // order (every rank computes the same order).
+  auto issueCollectives = [&] {
+    bool issued = true;
+    while (issued) {
+      issued = false;
+      llvm::sort(readyComm);
+      for (auto it = readyComm.begin(); it != readyComm.end(); ++it) {
+        unsigned i = *it;
+        if (i > frontier + slack)
+          continue;
+        auto c = cast<CollectiveOpInterface>(ops[i]);
+        double &free = commFree[c.getGroupAttr().getValue()];
+        double start = std::max(readyAt[i], free);
+        free = start + dur[i];
+        readyComm.erase(it);
+        complete(i, free);
+        issued = true;
+        break;
+      }
+    }
+  };
+
+  while (order.size() < n) {
+    issueCollectives();
+    if (readyCompute.empty()) {
+      // Only collectives ahead of the frontier remain ready: take the next.
+      assert(!readyComm.empty() && "the block is acyclic");
+      frontier = *llvm::min_element(readyComm) - slack;
+      continue;
+    }
+    auto startOf = [&](unsigned i) {
+      return std::max(readyAt[i], computeFree);
+    };
+    double earliest = inf;
+    for (unsigned i : readyCompute)
+      earliest = std::min(earliest, startOf(i));
+    // Among the ops that can start first: the nearest to a collective, then
+    // input order.
+    unsigned pick = ~0u;
+    for (unsigned i : readyCompute)
+      if (startOf(i) <= earliest &&
+          (pick == ~0u ||
+           std::make_pair(rank[i], i) < std::make_pair(rank[pick], pick)))
+        pick = i;
+    // An op that feeds no collective only fills a gap it fits in: it must
+    // not delay an op on the way to a collective that becomes ready first.
+    if (rank[pick] == inf) {
+      unsigned urgent = ~0u;
+      for (unsigned i : readyCompute)
+        if (rank[i] != inf && (urgent == ~0u || startOf(i) < startOf(urgent) ||
+                               (startOf(i) == startOf(urgent) && i < urgent)))
+          urgent = i;
+      if (urgent != ~0u && earliest + dur[pick] > startOf(urgent))
+        pick = urgent;
+    }
+    double end = startOf(pick) + dur[pick];
+    computeFree = end;
+    readyCompute.erase(llvm::find(readyCompute, pick));
+    complete(pick, end);
+  }
+
+  Operation *terminator = block.getTerminator();
+  for (unsigned i : order)
+    ops[i]->moveBefore(terminator);
+  // Free ops (views, in-place concats) sit right before their first user:
+  // placed early they would only make the stream wait, for the collective
+  // they read, sooner than a real consumer needs it.
+  for (unsigned i : llvm::reverse(order)) {
+    Operation *op = ops[i];
+    if (dur[i] != 0 || isComm[i] || op->use_empty())
+      continue;
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    if (first && op->getNextNode() != first)
+      op->moveBefore(first);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Choosing the part count
+//===----------------------------------------------------------------------===//
+
+/// Why `func` cannot be split, or an empty string.
+static std::string notSplittable(func::FuncOp func) {
+  if (func.isExternal())
+    return "it has no body";
+  if (!func.getBody().hasOneBlock())
+    return "it has more than one block";
+  for (Operation &op : func.getBody().front()) {
+    if (auto c = dyn_cast<CollectiveOpInterface>(op); c && c.isAsync())
+      return "it already has asynchronous collectives (split before "
+             "tandem-async-collectives)";
+    for (NamedAttribute attr : op.getAttrs())
+      if (attr.getName().strref().starts_with("tandem."))
+        return "it is already scheduled (" + attr.getName().str() + " on " +
+               describe(&op) + ")";
+  }
+  return "";
+}
+
+/// Splits `func`'s body into `parts` and orders it.
+static BatchSplitResult rewrite(func::FuncOp func, int64_t parts,
+                                OpTimer &timer) {
+  Splitter splitter(func.getBody().front(), parts);
+  splitter.run();
+  listSchedule(func.getBody().front(), timer, parts);
+  splitter.stats.parts = parts;
+  return splitter.stats;
+}
+
+/// Whether any op of `block` could be cut into `parts`.
+static bool anySplittable(Block &block, int64_t parts) {
+  for (Operation &op : block)
+    if (std::optional<RowSplitRule> rule = getRowSplitRule(&op))
+      if (llvm::all_of(rule->rowOperands, [&](unsigned i) {
+            return canCutRows(op.getOperand(i).getType(), parts, 1);
+          }))
+        return true;
+  return false;
+}
+
+FailureOr<BatchSplitResult>
+mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
+                         const BatchSplitOptions &options) {
+  BatchSplitResult result;
+  result.notApplicable = notSplittable(func);
+  if (!result.notApplicable.empty() || options.parts == 1) {
+    if (options.remarks && options.parts != 1)
+      options.remarks->remark(func.getLoc())
+          << "batch split: '@" << func.getSymName()
+          << "' left alone: " << result.notApplicable;
+    return result;
+  }
+  SmallVector<int64_t> counts;
+  if (options.parts > 1)
+    counts.push_back(options.parts);
+  else
+    for (int64_t k : kSplitPartCandidates)
+      if (anySplittable(func.getBody().front(), k))
+        counts.push_back(k);
+  if (counts.empty()) {
+    result.notApplicable = "no row-local op has rows that divide into " +
+                           std::to_string(kSplitPartCandidates[0]) + " parts";
+    if (options.remarks)
+      options.remarks->remark(func.getLoc())
+          << "batch split: '@" << func.getSymName()
+          << "' left alone: " << result.notApplicable;
+    return result;
+  }
+
+  const CostModel &model = timer.costModel();
+  MemoryBudget guard(func.getBody().front(), options.memoryBudget);
+  // Each candidate (and the input, k = 1) is built in the function itself
+  // from a saved copy of its body (no symbol is inserted: `auto` runs this
+  // on several candidates in parallel), judged after async collectives and
+  // bulk overlap, the phases every strategy runs next.
+  Region saved;
+  {
+    IRMapping mapping;
+    func.getBody().cloneInto(&saved, mapping);
+  }
+  auto restore = [&] {
+    Region body;
+    IRMapping mapping;
+    saved.cloneInto(&body, mapping);
+    func.getBody().takeBody(body);
+  };
+  auto judge = [&](int64_t k) -> FailureOr<BatchSplitCandidate> {
+    restore();
+    BatchSplitCandidate c;
+    c.parts = k;
+    if (k > 1)
+      rewrite(func, k, timer);
+    if (std::optional<int64_t> over = guard.exceeded(func.getBody().front())) {
+      c.overBudget = true;
+      c.peakBytes = *over;
+    }
+    convertToAsyncCollectives(func);
+    BulkOverlapOptions bulk;
+    bulk.maxInFlight = options.maxInFlight;
+    bulk.memoryBudget = options.memoryBudget;
+    bulkOverlap(func, timer, bulk);
+    FailureOr<SimulationReport> report =
+        simulateFunction(func, model, /*spanOnly=*/true);
+    if (failed(report))
+      return failure();
+    c.spanUs = report->spanUs;
+    return c;
+  };
+  auto restoreOnExit = llvm::make_scope_exit(restore);
+
+  FailureOr<BatchSplitCandidate> unsplit = judge(1);
+  if (failed(unsplit))
+    return failure();
+  result.candidates.push_back(*unsplit);
+  const BatchSplitCandidate *best = &result.candidates.front();
+  for (int64_t k : counts) {
+    FailureOr<BatchSplitCandidate> c = judge(k);
+    if (failed(c))
+      return failure();
+    result.candidates.push_back(*c);
+  }
+  // A forced part count is applied (within the budget); otherwise the
+  // fastest candidate within the budget.
+  for (const BatchSplitCandidate &c : result.candidates)
+    if (!c.overBudget &&
+        (options.parts > 1 ? c.parts == options.parts
+                           : c.spanUs < best->spanUs * (1 - 1e-9)))
+      best = &c;
+
+  int64_t chosen = best->parts;
+  restoreOnExit.release();
+  restore();
+  if (chosen > 1) {
+    BatchSplitResult applied = rewrite(func, chosen, timer);
+    applied.candidates = std::move(result.candidates);
+    result = std::move(applied);
+  }
+  if (!options.remarks)
+    return result;
+
+  Diagnostic &remark = options.remarks->remark(func.getLoc());
+  remark << "batch split: '@" << func.getSymName() << "' ";
+  if (result.parts > 1)
+    remark << "split into " << result.parts << " parts: " << result.splitOps
+           << " op(s) run as parts, " << result.barriers
+           << " take assembled operands (not row-local: attention, opaque "
+              "kernels, wgrad contractions), "
+           << result.assemblies << " concat(s), " << result.slices
+           << " slice(s), " << result.partialSums
+           << " weight-gradient addition(s)";
+  else
+    remark << "left unsplit";
+  remark << "; predicted span with bulk overlap:";
+  for (const BatchSplitCandidate &c : result.candidates) {
+    remark << " " << c.parts << (c.parts == 1 ? " part " : " parts ")
+           << us(c.spanUs);
+    if (c.overBudget)
+      remark << " (peak " << c.peakBytes << " bytes, over the memory budget "
+             << guard.budget() << ")";
+    remark << ";";
+  }
+  remark << " chose " << chosen;
+  if (chosen == 1)
+    remark << (options.parts > 1 ? " (the split is over the memory budget)"
+                                 : " (no split is faster)");
+  else if (options.parts > 1)
+    remark << " (parts=" << options.parts << ")";
+  return result;
+}

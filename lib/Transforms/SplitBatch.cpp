@@ -1,0 +1,61 @@
+//===- SplitBatch.cpp - tandem-split-batch --------------------------------===//
+
+#include "tandem/Analysis/Target.h"
+#include "tandem/Dialect/Tandem/TandemBounds.h"
+#include "tandem/Scheduling/BatchSplit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tandem/Transforms/Passes.h"
+
+namespace mlir {
+namespace tandem {
+#define GEN_PASS_DEF_TANDEMSPLITBATCH
+#include "tandem/Transforms/Passes.h.inc"
+} // namespace tandem
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+struct SplitBatchPass
+    : public mlir::tandem::impl::TandemSplitBatchBase<SplitBatchPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The dialect bounds tandem.slice's chunks (kMaxChunks).
+    if (parts < 0 || parts > kMaxChunks) {
+      module.emitError() << "parts must be 0 (choose), 1 (no split) or in "
+                            "[2, "
+                         << kMaxChunks << "], got "
+                         << static_cast<int64_t>(parts);
+      return signalPassFailure();
+    }
+    if (memoryBudget < 0 || maxInFlight < 1) {
+      module.emitError() << "memory-budget must not be negative and "
+                            "max-in-flight must be at least 1";
+      return signalPassFailure();
+    }
+    FailureOr<CostModel> model =
+        buildCostModel(module, {targetPreset, calibrationPath});
+    if (failed(model))
+      return signalPassFailure();
+    OpTimer timer(*model);
+    RemarkLog log;
+    BatchSplitOptions options;
+    options.parts = parts;
+    options.memoryBudget = memoryBudget;
+    options.maxInFlight = maxInFlight;
+    options.remarks = &log;
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      FailureOr<BatchSplitResult> r = splitBatch(func, timer, options);
+      log.emit(&getContext());
+      if (failed(r))
+        return signalPassFailure();
+      if (r->parts > 1)
+        ++numSplit;
+    }
+  }
+};
+} // namespace
