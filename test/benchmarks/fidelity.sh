@@ -23,7 +23,7 @@ BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 CAL=${CAL-$here/results/h200-2026-12-04/calibration-emulated.json}
 STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
-            te-preset+reschedule auto)
+            te-preset+reschedule split split+reschedule auto)
 # name | tandem-gen arguments | strategies | tandem-run flags | peer args
 CASES=(
   "llama3-8b-tp1-s2048|--model llama3-8b --layers 2 --tp 1 --seq 2048|auto||--model llama3-8b --seq 2048 --layers 2"

@@ -19,7 +19,8 @@ out=${2:?output directory}
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
 VARIANTS=(none bulk reschedule pipeline te-preset te-preset+reschedule auto
-          force-p2p force-p2p-async force-chunked force-chunked-async)
+          split force-p2p force-p2p-async force-chunked force-chunked-async
+          force-split2 force-split4)
 mkdir -p "$out"
 if [ "$mode" = prepare ]; then
   set -e
@@ -29,7 +30,7 @@ if [ "$mode" = prepare ]; then
   for n in bf16 f32; do
     ex="function=train_step"
     "$opt" "$out/$n.mlir" --tandem-export-plan="file=$out/$n-ref.json $ex" -o /dev/null 2>/dev/null
-    for s in none bulk reschedule pipeline te-preset te-preset+reschedule auto; do
+    for s in none bulk reschedule pipeline te-preset te-preset+reschedule auto split; do
       "$opt" "$out/$n.mlir" --tandem-overlap="strategy=$s" \
         --tandem-export-plan="file=$out/$n-$s.json $ex" -o /dev/null 2>/dev/null
     done
@@ -40,7 +41,20 @@ if [ "$mode" = prepare ]; then
         --tandem-async-collectives --tandem-bulk-overlap --tandem-assign-streams \
         --tandem-export-plan="file=$out/$n-force-$m-async.json $ex" -o /dev/null 2>/dev/null
     done
+    # Batch splits with a forced part count, then bulk overlap (the pass
+    # verifies the result against its split input).
+    for k in 2 4; do
+      "$opt" "$out/$n.mlir" --tandem-split-batch="parts=$k" \
+        --tandem-overlap="strategy=reschedule" \
+        --tandem-export-plan="file=$out/$n-force-split$k.json $ex" -o /dev/null 2>/dev/null
+    done
   done
+  # A full-size emulated TP=8 layer split in two, against its unsplit input.
+  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 4096 \
+    -o "$out/l70.mlir"
+  "$opt" "$out/l70.mlir" --tandem-export-plan="file=$out/l70-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
+    --tandem-export-plan="file=$out/l70-split2.json" -o /dev/null 2>/dev/null
   nc="$here/runtime/Inputs/single-rank-collectives.mlir"
   "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$nc" --tandem-overlap=strategy=bulk \
@@ -66,6 +80,8 @@ elif [ "$mode" = run ]; then
   check "bf16 te-preset rank 5 graph" "$run" "$out/bf16-te-preset.json" \
     --standin-collectives --standin-rank 5 --graph \
     --check --reference "$out/bf16-ref.json" --iters 3
+  check "llama3-70b TP8 split2 emulated" "$run" "$out/l70-split2.json" \
+    --emulate-fabric --check --reference "$out/l70-ref.json" --iters 2 --warmup 1
   check "one-rank NCCL (threads)" "$run" "$out/nccl1-bulk.json" \
     --check --reference "$out/nccl1-ref.json" --iters 3
   if [ -n "${MPI_RUN:-}" ]; then
