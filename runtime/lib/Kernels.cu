@@ -584,14 +584,16 @@ int normGradFusedThreads(int64_t packs) {
 /// normGradRowKernel does and adds dy * xhat of its packs to per-thread
 /// f32 sums, which it writes as row b of `partial` (G x cols) at the end.
 /// Every pack of a row is in registers: packs <= kNormCached * blockDim.x.
-/// The packs are kept as loaded (16 bytes each) and converted where used,
-/// and (CTAs of up to kNormGradFusedSmallThreads threads) the next row's
-/// packs are loaded before the current row's reductions, so that a CTA's
-/// loads of row r + G are in flight while it finishes row r. Every sum
-/// runs in the order normGradRowKernel's does, prefetch or not.
-/// MaxThreads bounds blockDim.x: with 256 the compiler may give each
-/// thread up to 255 registers, which rows of up to 1024 packs need to stay
-/// in registers (with 512, 128 registers a thread, the kernel spills).
+/// The packs are kept as loaded (16 bytes each) and converted where used;
+/// the weight packs are read again where used (L1 hits: every row reads
+/// the same ones). CTAs of up to kNormGradFusedSmallThreads threads load
+/// the next row's packs before the current row's reductions, so that a
+/// CTA's loads of row r + G are in flight while it finishes row r. Every
+/// sum runs in the order normGradRowKernel's does, prefetch or not.
+/// MaxThreads bounds blockDim.x. The 256-thread build holds two rows a
+/// thread (166 registers for bf16 on sm_90a, so one CTA an SM; 256 CTAs
+/// run as two nearly full waves on an H200); the 512-thread build, at most
+/// 128 registers a thread, has no room for a second row. Neither spills.
 template <int V, int MaxThreads, typename X, typename W>
 __global__ void __launch_bounds__(MaxThreads)
     normGradFusedKernel(NormKind kind, const X *dy, const X *x, const W *w,
@@ -605,7 +607,6 @@ __global__ void __launch_bounds__(MaxThreads)
 #pragma unroll
     for (int e = 0; e < V; ++e)
       acc[k][e] = 0.0f;
-  Pack<W, V> weight[kNormCached];
   Pack<X, V> xs[kNormCached], dys[kNormCached], nextX[kNormCached],
       nextDy[kNormCached];
   auto fetch = [&](int64_t r, Pack<X, V>(&xp)[kNormCached],
@@ -619,14 +620,7 @@ __global__ void __launch_bounds__(MaxThreads)
       }
     }
   };
-#pragma unroll
-  for (int k = 0; k < kNormCached; ++k) {
-    int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
-    if (p < packs)
-      weight[k] = *reinterpret_cast<const Pack<W, V> *>(w + p * V);
-  }
-  // The wide CTAs (MaxThreads 512, 128 registers a thread) have no room
-  // for a second row: they load each row when they reach it.
+  // The wide CTAs load each row when they reach it.
   constexpr bool kPrefetch = MaxThreads <= kNormGradFusedSmallThreads;
   if (kPrefetch && blockIdx.x < rows)
     fetch(blockIdx.x, nextX, nextDy);
@@ -683,7 +677,7 @@ __global__ void __launch_bounds__(MaxThreads)
         float xv[V], dv[V], wv[V];
         unpack(xs[k], xv);
         unpack(dys[k], dv);
-        unpack(weight[k], wv);
+        loadPack<W, V>(w + p * V, wv);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           float g = dv[e] * wv[e];
@@ -704,7 +698,7 @@ __global__ void __launch_bounds__(MaxThreads)
         float xv[V], dv[V], wv[V], result[V];
         unpack(xs[k], xv);
         unpack(dys[k], dv);
-        unpack(weight[k], wv);
+        loadPack<W, V>(w + p * V, wv);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           float g = dv[e] * wv[e];
