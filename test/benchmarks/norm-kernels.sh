@@ -5,13 +5,17 @@
 #
 #   bash test/benchmarks/norm-kernels.sh prepare OUTDIR   # tandem-opt (MLIR)
 #   bash test/benchmarks/norm-kernels.sh run OUTDIR       # a GPU, tandem-run
+#   bash test/benchmarks/norm-kernels.sh compare OUTDIR   # tandem-opt (MLIR)
 # 'run' also writes OUTDIR/summary.json (measured and modelled per shape).
+# 'compare' prices the same plans again with CAL (say, the calibration
+# tandem-fit made from the same batch's tandem-calibrate run) and writes
+# OUTDIR/compare.json: what 'run' measured against that model.
 #
 # BUILD: the build directory whose bin/ holds the tools (default build);
 # CAL: the calibration the plans are priced with (default the H200's of
 # 2026-12-04). lit never runs this file.
 set -euo pipefail
-mode=${1:?prepare or run}
+mode=${1:?prepare, run or compare}
 out=${2:?output directory}
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,5 +63,30 @@ json.dump({"what": "norm-kernels.sh: RMS norm and norm_grad kernels alone, "
           open(f"{out}/summary.json", "w"), indent=1)
 PY
   ;;
-*) echo "unknown mode '$mode' (prepare or run)" >&2; exit 2 ;;
+compare)
+  priced=$(mktemp -d)
+  trap 'rm -rf "$priced"' EXIT
+  bash "$0" prepare "$priced" > /dev/null
+  python3 - "$out" "$priced" "${CAL:-none}" "${SHAPES[@]}" <<'PY'
+import json, sys
+out, priced, cal, shapes = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+rows = []
+for s in shapes:
+    measured = {c["class"]: c["measured_us"] for c in
+                json.load(open(f"{out}/n{s}.result.json"))["op_classes"]}
+    for step in json.load(open(f"{priced}/n{s}.json"))["steps"]:
+        kind = step["kind"]
+        predicted = step["predicted"]["alone_us"]
+        ratio = measured[kind] / predicted
+        rows.append({"shape": s, "class": kind, "measured_us": measured[kind],
+                     "predicted_us": predicted,
+                     "measured_over_predicted": ratio})
+        print(f"{s:>10} {kind:>9}: {measured[kind]:7.1f} us measured, "
+              f"{predicted:6.1f} us modelled ({ratio:.2f}x)")
+json.dump({"what": "norm-kernels.sh compare: the measured times of 'run' "
+           "against the plans priced again", "calibration": cal,
+           "results": rows}, open(f"{out}/compare.json", "w"), indent=1)
+PY
+  ;;
+*) echo "unknown mode '$mode' (prepare, run or compare)" >&2; exit 2 ;;
 esac

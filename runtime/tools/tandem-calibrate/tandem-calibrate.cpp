@@ -581,7 +581,7 @@ int main(int argc, char **argv) {
   // for the op (docs/cost-model.md): norm x + w + y, norm_grad dy + x + w +
   // dx + dw (bf16 throughout), a copy its rows read and written.
   {
-    const int count = opt.quick ? 5 : 20;
+    const int count = opt.quick ? 10 : 20;
     const int64_t poolBytes = opt.quick ? (128ll << 20) : (512ll << 20);
     void *poolA = deviceAlloc(poolBytes, "cudaMalloc norm/copy pool");
     void *poolB = deviceAlloc(poolBytes, "cudaMalloc norm/copy pool");
