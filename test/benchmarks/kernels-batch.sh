@@ -3,23 +3,27 @@
 # and the layout copies): build the runtime, the kernel unit tests (GPU and
 # host), compute-sanitizer memcheck on the copy and norm tests, a full
 # tandem-calibrate (its `norm` and `strided_copy` sections time the kernels
-# alone over shapes), and norm-kernels.sh (the kernels through tandem-run).
+# alone over shapes), and norm-kernels.sh (the kernels through tandem-run,
+# alone and queued behind a GEMM).
 # Everything measured lands in one tarball under $OUT.
 #
 #   bash test/benchmarks/kernels-batch.sh prepare DIR   # here (tandem-opt)
 #   bash test/benchmarks/kernels-batch.sh run DIR       # on the GPU machine
+#   bash test/benchmarks/kernels-batch.sh fit RESULTS   # here (tandem-fit)
 #
 # prepare writes the norm-kernels.sh plans into DIR/norms (BUILD: the MLIR
 # build, default build; CAL as in norm-kernels.sh). run builds the runtime
 # into build-kb, writes DIR's results to $OUT/kernels (or DIR/results
 # without $OUT) and tars them as $OUT/kernels.tgz. Each step has a timeout
-# (build 190 s, unit tests 60 s, memcheck 50 s, calibrate 120 s,
-# norm-kernels 20 s: 440 s, plus the configure and the tarball), so the run
+# (build 190 s, unit tests 55 s, memcheck 50 s, calibrate 110 s,
+# norm-kernels 40 s: 445 s, plus the configure and the tarball), so the run
 # ends within 8 minutes; a step that fails or times out is reported and the
 # rest still run (calibrate.log keeps every measurement tandem-calibrate
 # printed even if it is stopped before it writes its file). Afterwards,
-# where MLIR is: tandem-fit kernels/calibrate-raw.json (docs/cost-model.md)
-# and `CAL=<fitted file> norm-kernels.sh compare kernels/norms`.
+# where MLIR is, `fit RESULTS` (RESULTS: the unpacked kernels/ directory)
+# runs tandem-fit on RESULTS/calibrate-raw.json (RESULTS/calibration.json
+# and calibration-fit.md; docs/cost-model.md) and `norm-kernels.sh compare`
+# of RESULTS/norms against it (RESULTS/norms/compare.json).
 #
 # The device command (from the repository root, DIR = devrun/kernels, which
 # /.gitignore ignores, so the run carries it):
@@ -28,7 +32,7 @@
 #
 # lit never runs this file.
 set -uo pipefail
-mode=${1:?prepare or run}
+mode=${1:?prepare, run or fit}
 dir=${2:?directory}
 here=$(cd "$(dirname "$0")" && pwd)
 case "$mode" in
@@ -56,7 +60,7 @@ run)
   if [ $rc -ne 0 ]; then
     tail -40 "$R/build.log"
   else
-    timeout 60 $B/unittests/TandemRuntimeTests --gtest_filter='Kernels*' \
+    timeout 55 $B/unittests/TandemRuntimeTests --gtest_filter='Kernels*' \
       > "$R/kernels-test.log" 2>&1
     stamp "unit tests (Kernels*)" $?; tail -3 "$R/kernels-test.log"
     timeout 50 compute-sanitizer --tool memcheck \
@@ -64,12 +68,12 @@ run)
       --gtest_filter='KernelsTest.Copy2D*:KernelsTest.NormAndNormGrad*' \
       > "$R/memcheck.log" 2>&1
     stamp memcheck $?; tail -2 "$R/memcheck.log"
-    timeout 120 $B/bin/tandem-calibrate --out "$R/calibrate-raw.json" \
+    timeout 110 $B/bin/tandem-calibrate --out "$R/calibrate-raw.json" \
       > "$R/calibrate.log" 2>&1
     stamp "tandem-calibrate (full)" $?
     grep -E "^(launch|hbm|norm|norm_grad|copy)[: ]" "$R/calibrate.log"
     cp -r "$dir/norms" "$R/norms"
-    timeout 20 env BUILD=$B bash "$here/norm-kernels.sh" run "$R/norms" \
+    timeout 40 env BUILD=$B bash "$here/norm-kernels.sh" run "$R/norms" \
       > "$R/norm-kernels.txt" 2>&1
     stamp norm-kernels.sh $?; cat "$R/norm-kernels.txt"
     rm -f "$R"/norms/*.mlir
@@ -78,5 +82,12 @@ run)
   if [ -n "${OUT:-}" ]; then
     (cd "$OUT" && tar czf kernels.tgz kernels && rm -rf kernels)
   fi ;;
-*) echo "unknown mode '$mode' (prepare or run)" >&2; exit 2 ;;
+fit)
+  set -e
+  BUILD=${BUILD:-build}
+  "$BUILD/bin/tandem-fit" "$dir/calibrate-raw.json" \
+    --out "$dir/calibration.json" --report "$dir/calibration-fit.md"
+  CAL=$(cd "$dir" && pwd)/calibration.json BUILD=$BUILD \
+    bash "$here/norm-kernels.sh" compare "$dir/norms" ;;
+*) echo "unknown mode '$mode' (prepare, run or fit)" >&2; exit 2 ;;
 esac
