@@ -49,6 +49,17 @@
 // 2 + 8,388,608 / 2,400,000 + 1 = 6.4953 us.
 // LATENCY-ONLY: "function": "slice_copy"
 // LATENCY-ONLY: "span_us": 6.4952{{[0-9]*}},
+// An interleaved concat and a ring_concat are copies of their result
+// (8 MiB read and written: 16,777,216 B): built in 3.8836 + 4 us,
+// calibrated 2 + 8.7381 + 1 us.
+// BUILTIN: "function": "concat_copy"
+// BUILTIN: "span_us": 7.8836{{[0-9]*}},
+// CALIBRATED: "function": "concat_copy"
+// CALIBRATED: "span_us": 11.7381{{[0-9]*}},
+// BUILTIN: "function": "ring_concat_copy"
+// BUILTIN: "span_us": 7.8836{{[0-9]*}},
+// CALIBRATED: "function": "ring_concat_copy"
+// CALIBRATED: "span_us": 11.7381{{[0-9]*}},
 // A slice of rows is a view: no kernel, no latency.
 // CALIBRATED: "function": "slice_view"
 // CALIBRATED: "span_us": 0{{[,.]}}
@@ -58,6 +69,7 @@
 // CALIBRATED: "function": "elementwise_copy"
 // CALIBRATED: "span_us": 2.7476{{[0-9]*}},
 module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(2) switch links(18 x 25.0 GBps, 2.0 us)
   func.func @norm(%x: tensor<1024x4096xbf16>, %w: tensor<4096xbf16>) -> tensor<1024x4096xbf16> {
     %y = tandem.norm rms %x, %w {layer = "l0.ln1"} : tensor<1024x4096xbf16>, tensor<4096xbf16>
     return %y : tensor<1024x4096xbf16>
@@ -69,6 +81,14 @@ module attributes {tandem.target = #tandem.target<"h200">} {
   func.func @slice_copy(%x: tensor<1024x4096xbf16>) -> tensor<1024x2048xbf16> {
     %s = tandem.slice %x dim 1 chunk 0 of 2 : tensor<1024x4096xbf16> -> tensor<1024x2048xbf16>
     return %s : tensor<1024x2048xbf16>
+  }
+  func.func @concat_copy(%a: tensor<512x4096xbf16>, %b: tensor<512x4096xbf16>) -> tensor<1024x4096xbf16> {
+    %c = tandem.concat %a, %b dim 0 interleave 2 : tensor<512x4096xbf16>, tensor<512x4096xbf16> -> tensor<1024x4096xbf16>
+    return %c : tensor<1024x4096xbf16>
+  }
+  func.func @ring_concat_copy(%a: tensor<512x4096xbf16>, %b: tensor<512x4096xbf16>) -> tensor<1024x4096xbf16> {
+    %c = tandem.ring_concat %a, %b on @tp dim 0 : tensor<512x4096xbf16>, tensor<512x4096xbf16> -> tensor<1024x4096xbf16>
+    return %c : tensor<1024x4096xbf16>
   }
   func.func @slice_view(%x: tensor<1024x4096xbf16>) -> tensor<512x4096xbf16> {
     %s = tandem.slice %x dim 0 chunk 0 of 2 : tensor<1024x4096xbf16> -> tensor<512x4096xbf16>
