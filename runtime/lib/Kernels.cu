@@ -385,8 +385,10 @@ int normThreads(int64_t packs, int maxThreads) {
 }
 
 /// Most threads of a forward norm CTA: rows of up to 2048 packs (16384
-/// 16-bit columns) are read from memory once. The unfused backward's row
-/// CTA keeps two rows and stops at kNormGradRowThreads.
+/// 16-bit columns) are read from memory once. normKernel is built for at
+/// least two such CTAs an SM (64 registers a thread, no spills on sm_90a),
+/// so four CTAs of 256 threads fit an SM as before. The unfused backward's
+/// row CTA keeps two rows and stops at kNormGradRowThreads.
 constexpr int kNormThreads = 512;
 constexpr int kNormGradRowThreads = 256;
 
@@ -454,50 +456,24 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   rstd = 1.0f / sqrtf(variance + kNormEps);
 }
 
-/// One CTA per row; V divides cols and the pointers suit packs of V. The
-/// weight packs of the cached packs are loaded with the row, so that their
-/// loads overlap the row's instead of following its reduction.
+/// One CTA per row; V divides cols and the pointers suit packs of V.
 template <int V, typename X, typename W>
-__global__ void __launch_bounds__(kNormThreads)
+__global__ void __launch_bounds__(kNormThreads, 2)
     normKernel(NormKind kind, const X *x, const W *w, X *y, int64_t cols) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
-  const int64_t packs = cols / V;
-  NormRow<V, X> row(x + r * cols, packs);
-  Pack<W, V> weight[kNormCached];
-#pragma unroll
-  for (int k = 0; k < kNormCached; ++k) {
-    int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
-    if (p < packs)
-      weight[k] = *reinterpret_cast<const Pack<W, V> *>(w + p * V);
-  }
+  NormRow<V, X> row(x + r * cols, cols / V);
   float mean, rstd;
   rowStatistics(kind, row, cols, shared, mean, rstd);
   X *out = y + r * cols;
-  auto write = [&](int64_t p, const float(&v)[V], const float(&wv)[V]) {
-    float result[V];
+  row.forEach([&](int64_t p, const float(&v)[V]) {
+    float weight[V], result[V];
+    loadPack<W, V>(w + p * V, weight);
 #pragma unroll
     for (int e = 0; e < V; ++e)
-      result[e] = (v[e] - mean) * rstd * wv[e];
+      result[e] = (v[e] - mean) * rstd * weight[e];
     storePack<X, V>(out + p * V, result);
-  };
-  // NormRow::forEach's order: the cached packs, then the rest.
-#pragma unroll
-  for (int k = 0; k < kNormCached; ++k) {
-    int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
-    if (p < packs) {
-      float wv[V];
-      unpack(weight[k], wv);
-      write(p, row.cached[k], wv);
-    }
-  }
-  for (int64_t p = threadIdx.x + static_cast<int64_t>(kNormCached) * blockDim.x;
-       p < packs; p += blockDim.x) {
-    float v[V], wv[V];
-    loadPack<X, V>(row.row + p * V, v);
-    loadPack<W, V>(w + p * V, wv);
-    write(p, v, wv);
-  }
+  });
 }
 
 /// One CTA per row: dx, and the row statistics for the dw kernels.
