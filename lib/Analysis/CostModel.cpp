@@ -120,18 +120,25 @@ static bool parseGpuSection(const llvm::json::Value &value,
     error = where + " must be an object";
     return false;
   }
-  static constexpr llvm::StringLiteral kKnown[] = {"device",
-                                                   "sm_count",
-                                                   "gemm_efficiency",
-                                                   "hbm_efficiency",
-                                                   "launch_overhead_us",
-                                                   "gemm_tile_m",
-                                                   "gemm_tile_n",
-                                                   "gemm_wave_overhead_us",
-                                                   "gemms_hold_sms",
-                                                   "attention_efficiency",
-                                                   "attention_grad_efficiency",
-                                                   "event_latency_us"};
+  static constexpr llvm::StringLiteral kKnown[] = {
+      "device",
+      "sm_count",
+      "gemm_efficiency",
+      "hbm_efficiency",
+      "launch_overhead_us",
+      "gemm_tile_m",
+      "gemm_tile_n",
+      "gemm_wave_overhead_us",
+      "gemms_hold_sms",
+      "attention_efficiency",
+      "attention_grad_efficiency",
+      "event_latency_us",
+      "norm_latency_us",
+      "norm_hbm_efficiency",
+      "norm_grad_latency_us",
+      "norm_grad_hbm_efficiency",
+      "layout_copy_latency_us",
+      "layout_copy_hbm_efficiency"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
   if (const llvm::json::Value *device = obj->get("device")) {
@@ -195,7 +202,19 @@ static bool parseGpuSection(const llvm::json::Value &value,
                     kMinEfficiency, 1.0) &&
          readNumber("attention_grad_efficiency", gpu.attentionGradEfficiency,
                     kMinEfficiency, 1.0) &&
-         readNumber("event_latency_us", gpu.eventLatencyUs, 0.0, kMaxLatencyUs);
+         readNumber("event_latency_us", gpu.eventLatencyUs, 0.0,
+                    kMaxLatencyUs) &&
+         readNumber("norm_latency_us", gpu.normLatencyUs, 0.0, kMaxLatencyUs) &&
+         readNumber("norm_hbm_efficiency", gpu.normHbmEfficiency,
+                    kMinEfficiency, 1.0) &&
+         readNumber("norm_grad_latency_us", gpu.normGradLatencyUs, 0.0,
+                    kMaxLatencyUs) &&
+         readNumber("norm_grad_hbm_efficiency", gpu.normGradHbmEfficiency,
+                    kMinEfficiency, 1.0) &&
+         readNumber("layout_copy_latency_us", gpu.layoutCopyLatencyUs, 0.0,
+                    kMaxLatencyUs) &&
+         readNumber("layout_copy_hbm_efficiency", gpu.layoutCopyHbmEfficiency,
+                    kMinEfficiency, 1.0);
 }
 
 /// Reads the optional "comm" object (tandem-fit --collectives writes it).
@@ -383,6 +402,16 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
     spec.attentionEfficiency = *gpu.attentionEfficiency;
   if (gpu.attentionGradEfficiency)
     spec.attentionGradEfficiency = *gpu.attentionGradEfficiency;
+  auto apply = [](KernelBandwidth &k, std::optional<double> latencyUs,
+                  std::optional<double> efficiency) {
+    if (latencyUs)
+      k.latencyUs = *latencyUs;
+    if (efficiency)
+      k.hbmEfficiency = *efficiency;
+  };
+  apply(spec.norm, gpu.normLatencyUs, gpu.normHbmEfficiency);
+  apply(spec.normGrad, gpu.normGradLatencyUs, gpu.normGradHbmEfficiency);
+  apply(spec.layoutCopy, gpu.layoutCopyLatencyUs, gpu.layoutCopyHbmEfficiency);
   return true;
 }
 
@@ -420,6 +449,25 @@ CostModel::CostModel(GpuSpec gpu, ContentionTable contention, CommParams comm)
 
 double CostModel::hbmTimeUs(double bytes) const {
   return bytes / (spec.hbmBytesPerSecond * spec.hbmEfficiency / 1e6);
+}
+
+double CostModel::memoryKernelUs(MemoryKernel kernel, double bytes) const {
+  const KernelBandwidth *k = nullptr;
+  switch (kernel) {
+  case MemoryKernel::generic:
+    return hbmTimeUs(bytes);
+  case MemoryKernel::norm:
+    k = &spec.norm;
+    break;
+  case MemoryKernel::normGrad:
+    k = &spec.normGrad;
+    break;
+  case MemoryKernel::layoutCopy:
+    k = &spec.layoutCopy;
+    break;
+  }
+  double efficiency = k->hbmEfficiency.value_or(spec.hbmEfficiency);
+  return k->latencyUs + bytes / (spec.hbmBytesPerSecond * efficiency / 1e6);
 }
 
 ComputeEstimate CostModel::gemm(const GemmShape &shape, Type elementType,
@@ -465,6 +513,13 @@ ComputeCostInputs ComputeCostInputs::of(ComputeOpInterface op) {
   in.flops = op.getFlops();
   in.kind = op.getComputeKind();
   in.gemmShape = op.getGemmShape();
+  Operation *o = op.getOperation();
+  if (isa<NormOp>(o))
+    in.memoryKernel = MemoryKernel::norm;
+  else if (isa<NormGradOp>(o))
+    in.memoryKernel = MemoryKernel::normGrad;
+  else if (isa<SliceOp, ConcatOp, RingConcatOp>(o))
+    in.memoryKernel = MemoryKernel::layoutCopy;
   return in;
 }
 
@@ -500,7 +555,7 @@ std::optional<ComputeEstimate> CostModel::compute(const ComputeCostInputs &in,
 
   ComputeEstimate e;
   e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
-  e.floorUs = hbmTimeUs(bytes);
+  e.floorUs = memoryKernelUs(in.memoryKernel, bytes);
   double computeUs = 0.0;
   switch (kind) {
   case ComputeKind::attention:

@@ -252,6 +252,7 @@ static double layoutCopyUs(const CostModel &model, RankedTensorType result) {
   in.elementType = result.getElementType();
   in.bytes = getLayoutBytes(/*view=*/false, result);
   in.kind = ComputeKind::memory;
+  in.memoryKernel = MemoryKernel::layoutCopy;
   std::string error;
   std::optional<ComputeEstimate> e = model.compute(in, error);
   assert(e && "a copy computes nothing, so every target prices it");

@@ -191,6 +191,7 @@ priceSplit(MatmulOp wgrad, const CostModel &model, int64_t commSms) {
     ComputeCostInputs in;
     in.elementType = whole.elementType;
     in.kind = ComputeKind::memory;
+    in.memoryKernel = MemoryKernel::layoutCopy;
     in.bytes = getLayoutBytes(view, type);
     return in;
   };

@@ -97,6 +97,8 @@ constexpr int kThreads = 256;
 /// Cap on the grid of grid-stride kernels: enough CTAs to fill an H200
 /// several times over; values never depend on it.
 constexpr int64_t kMaxBlocks = 8192;
+/// CUDA's limit on gridDim.y.
+constexpr int64_t kMaxGridY = 65535;
 
 int gridFor(int64_t work, int threads = kThreads) {
   int64_t blocks = (work + threads - 1) / threads;
@@ -147,6 +149,15 @@ __device__ __forceinline__ void storePack(T *p, const float (&in)[N]) {
   for (int e = 0; e < N; ++e)
     pack.v[e] = fromFloat<T>(in[e]);
   *reinterpret_cast<Pack<T, N> *>(p) = pack;
+}
+
+/// Converts a pack loaded earlier to floats.
+template <typename T, int N>
+__device__ __forceinline__ void unpack(const Pack<T, N> &pack,
+                                       float (&out)[N]) {
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    out[e] = toFloat(pack.v[e]);
 }
 
 /// Whether `p` suits packs of `bytes` bytes (16 at most matter).
@@ -365,13 +376,21 @@ constexpr float kNormEps = 1e-5f;
 constexpr int kNormCached = 4;
 
 /// Threads of a row CTA for `packs` packs per row: enough that the row fits
-/// the register cache, a multiple of 32 in [32, 256].
-int normThreads(int64_t packs) {
+/// the register cache, a multiple of 32 in [32, maxThreads].
+int normThreads(int64_t packs, int maxThreads) {
   int64_t threads = (packs + kNormCached - 1) / kNormCached;
   threads = (threads + 31) / 32 * 32;
   return static_cast<int>(
-      std::max<int64_t>(32, std::min<int64_t>(256, threads)));
+      std::max<int64_t>(32, std::min<int64_t>(maxThreads, threads)));
 }
+
+/// Most threads of a forward norm CTA: rows of up to 2048 packs (16384
+/// 16-bit columns) are read from memory once. normKernel is built for at
+/// least two such CTAs an SM (64 registers a thread, no spills on sm_90a),
+/// so four CTAs of 256 threads fit an SM as before. The unfused backward's
+/// row CTA keeps two rows and stops at kNormGradRowThreads.
+constexpr int kNormThreads = 512;
+constexpr int kNormGradRowThreads = 256;
 
 /// Row r of a norm, with its packs of V elements: the first kNormCached
 /// packs of each thread (pack p = threadIdx.x + k * blockDim.x) are loaded
@@ -439,8 +458,8 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
 
 /// One CTA per row; V divides cols and the pointers suit packs of V.
 template <int V, typename X, typename W>
-__global__ void normKernel(NormKind kind, const X *x, const W *w, X *y,
-                           int64_t cols) {
+__global__ void __launch_bounds__(kNormThreads, 2)
+    normKernel(NormKind kind, const X *x, const W *w, X *y, int64_t cols) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
   NormRow<V, X> row(x + r * cols, cols / V);
@@ -527,6 +546,9 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
 /// [32, kNormGradFusedThreads]; 0 when the row does not fit (the unfused
 /// kernels then run).
 constexpr int kNormGradFusedThreads = 512;
+/// Rows of at most this many threads' packs run the fused kernel compiled
+/// for this CTA size (more registers a thread: normGradFusedKernel).
+constexpr int kNormGradFusedSmallThreads = 256;
 int normGradFusedThreads(int64_t packs) {
   int64_t threads = (packs + kNormCached - 1) / kNormCached;
   threads = std::max<int64_t>(32, (threads + 31) / 32 * 32);
@@ -537,47 +559,111 @@ int normGradFusedThreads(int64_t packs) {
 /// ... (G = gridDim.x) in increasing order; per row it computes dx as
 /// normGradRowKernel does and adds dy * xhat of its packs to per-thread
 /// f32 sums, which it writes as row b of `partial` (G x cols) at the end.
-/// Every pack of a row is cached: packs <= kNormCached * blockDim.x.
-template <int V, typename X, typename W>
-__global__ void __launch_bounds__(kNormGradFusedThreads)
+/// Every pack of a row is in registers: packs <= kNormCached * blockDim.x.
+/// The packs are kept as loaded (16 bytes each) and converted where used;
+/// the weight packs are read again where used (L1 hits: every row reads
+/// the same ones). CTAs of up to kNormGradFusedSmallThreads threads load
+/// the next row's packs before the current row's reductions, so that a
+/// CTA's loads of row r + G are in flight while it finishes row r. Every
+/// sum runs in the order normGradRowKernel's does, prefetch or not.
+/// MaxThreads bounds blockDim.x. The 256-thread build holds two rows a
+/// thread (166 registers for bf16 on sm_90a, so one CTA an SM; 256 CTAs
+/// run as two nearly full waves on an H200); the 512-thread build, at most
+/// 128 registers a thread, has no room for a second row. Neither spills.
+template <int V, int MaxThreads, typename X, typename W>
+__global__ void __launch_bounds__(MaxThreads)
     normGradFusedKernel(NormKind kind, const X *dy, const X *x, const W *w,
                         X *dx, int64_t rows, int64_t cols, float *partial) {
   __shared__ float shared[32];
   const int64_t packs = cols / V;
+  const float n = static_cast<float>(cols);
   float acc[kNormCached][V];
 #pragma unroll
   for (int k = 0; k < kNormCached; ++k)
 #pragma unroll
     for (int e = 0; e < V; ++e)
       acc[k][e] = 0.0f;
-  float weight[kNormCached][V];
+  Pack<X, V> xs[kNormCached], dys[kNormCached], nextX[kNormCached],
+      nextDy[kNormCached];
+  auto fetch = [&](int64_t r, Pack<X, V>(&xp)[kNormCached],
+                   Pack<X, V>(&dyp)[kNormCached]) {
 #pragma unroll
-  for (int k = 0; k < kNormCached; ++k) {
-    int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
-    if (p < packs)
-      loadPack<W, V>(w + p * V, weight[k]);
-  }
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs) {
+        xp[k] = *reinterpret_cast<const Pack<X, V> *>(x + r * cols + p * V);
+        dyp[k] = *reinterpret_cast<const Pack<X, V> *>(dy + r * cols + p * V);
+      }
+    }
+  };
+  // The wide CTAs load each row when they reach it.
+  constexpr bool kPrefetch = MaxThreads <= kNormGradFusedSmallThreads;
+  if (kPrefetch && blockIdx.x < rows)
+    fetch(blockIdx.x, nextX, nextDy);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    NormRow<V, X> row(x + r * cols, packs);
-    NormRow<V, X> dyRow(dy + r * cols, packs);
-    float mean, rstd;
-    rowStatistics(kind, row, cols, shared, mean, rstd);
+    if constexpr (kPrefetch) {
+#pragma unroll
+      for (int k = 0; k < kNormCached; ++k) {
+        xs[k] = nextX[k];
+        dys[k] = nextDy[k];
+      }
+      if (r + gridDim.x < rows)
+        fetch(r + gridDim.x, nextX, nextDy);
+    } else {
+      fetch(r, xs, dys);
+    }
+    // Row statistics in rowStatistics' order: per-thread sums over the
+    // thread's packs in increasing order, then blockSum.
+    float mean = 0.0f;
+    if (kind == NormKind::Layer) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kNormCached; ++k) {
+        int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+        if (p < packs) {
+          float v[V];
+          unpack(xs[k], v);
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            sum += v[e];
+        }
+      }
+      mean = blockSum(sum, shared) / n;
+    }
+    float squares = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kNormCached; ++k) {
+      int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (p < packs) {
+        float v[V];
+        unpack(xs[k], v);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          float centred = v[e] - mean;
+          squares += centred * centred;
+        }
+      }
+    }
+    float rstd = 1.0f / sqrtf(blockSum(squares, shared) / n + kNormEps);
     float sumG = 0.0f, sumGX = 0.0f;
 #pragma unroll
     for (int k = 0; k < kNormCached; ++k) {
       int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
       if (p < packs) {
+        float xv[V], dv[V], wv[V];
+        unpack(xs[k], xv);
+        unpack(dys[k], dv);
+        loadPack<W, V>(w + p * V, wv);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          float g = dyRow.cached[k][e] * weight[k][e];
-          float xhat = (row.cached[k][e] - mean) * rstd;
+          float g = dv[e] * wv[e];
+          float xhat = (xv[e] - mean) * rstd;
           sumG += g;
           sumGX += g * xhat;
-          acc[k][e] += dyRow.cached[k][e] * xhat;
+          acc[k][e] += dv[e] * xhat;
         }
       }
     }
-    float n = static_cast<float>(cols);
     float meanG = kind == NormKind::Layer ? blockSum(sumG, shared) / n : 0.0f;
     float meanGX = blockSum(sumGX, shared) / n;
     X *out = dx + r * cols;
@@ -585,11 +671,14 @@ __global__ void __launch_bounds__(kNormGradFusedThreads)
     for (int k = 0; k < kNormCached; ++k) {
       int64_t p = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
       if (p < packs) {
-        float result[V];
+        float xv[V], dv[V], wv[V], result[V];
+        unpack(xs[k], xv);
+        unpack(dys[k], dv);
+        loadPack<W, V>(w + p * V, wv);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          float g = dyRow.cached[k][e] * weight[k][e];
-          float xhat = (row.cached[k][e] - mean) * rstd;
+          float g = dv[e] * wv[e];
+          float xhat = (xv[e] - mean) * rstd;
           result[e] = rstd * (g - meanG - xhat * meanGX);
         }
         storePack<X, V>(out + p * V, result);
@@ -988,9 +1077,9 @@ __global__ void __launch_bounds__(512)
     __syncthreads();
     if (threadIdx.x == 0 && paceNs > 0) {
       uint64_t until =
-          start + static_cast<uint64_t>(
-                      totalBytes > 0 ? paceNs * (doneBytes / totalBytes)
-                                     : double(paceNs));
+          start + static_cast<uint64_t>(totalBytes > 0
+                                            ? paceNs * (doneBytes / totalBytes)
+                                            : double(paceNs));
       while (globalTimerNs() < until)
         __nanosleep(128);
     }
@@ -1044,10 +1133,9 @@ __global__ void __launch_bounds__(512)
       }
     }
     if ((r + 1) % paceEvery == 0 && r + 1 < rounds)
-      pace(r + 1 <= outRounds
-               ? (r + 1) * outRoundBytes
-               : outRounds * outRoundBytes +
-                     (r + 1 - outRounds) * trafficRoundBytes);
+      pace(r + 1 <= outRounds ? (r + 1) * outRoundBytes
+                              : outRounds * outRoundBytes +
+                                    (r + 1 - outRounds) * trafficRoundBytes);
   }
   pace(totalBytes);
 }
@@ -1058,50 +1146,128 @@ __global__ void __launch_bounds__(512)
 // Kernels.h
 //===----------------------------------------------------------------------===//
 
+/// Words a copy thread loads before it stores any: several 16-byte loads
+/// of each thread in flight, as a bandwidth-bound copy needs.
+constexpr int kCopyUnroll = 4;
+/// Threads of a copy CTA.
+constexpr int kCopyThreads = 256;
+/// Copy CTAs per SM the grid is sized for: 8 CTAs of 256 threads are the
+/// 2048 threads an SM of sm_80 / sm_90 holds, so the grid is one full wave.
+constexpr int kCopyCtasPerSm = 8;
+
 /// Word w of row r: dst[r * dstPitch + w] = src[r * srcPitch + w], pitches
-/// and the row width in words of W.
+/// and the row width in words of W. Thread (x, y) of CTA (bx, by) copies
+/// rows by * blockDim.y + y, then every gridDim.y * blockDim.y-th row after
+/// it, and in each row the words bx * blockDim.x + x, then every
+/// gridDim.x * blockDim.x-th word: no division per word, and each word is
+/// copied by exactly one thread whatever the grid.
 template <typename W>
-__global__ void copy2DKernel(W *dst, int64_t dstPitch, const W *src,
-                             int64_t srcPitch, int64_t rowWords,
-                             int64_t words) {
-  for (int64_t i = gridThread(); i < words; i += gridThreads()) {
-    int64_t r = i / rowWords, w = i - r * rowWords;
-    dst[r * dstPitch + w] = src[r * srcPitch + w];
+__global__ void __launch_bounds__(kCopyThreads)
+    copy2DKernel(W *dst, int64_t dstPitch, const W *src, int64_t srcPitch,
+                 int64_t rowWords, int64_t rows) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t rowStride = static_cast<int64_t>(gridDim.y) * blockDim.y;
+  for (int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+       r < rows; r += rowStride) {
+    const W *from = src + r * srcPitch;
+    W *to = dst + r * dstPitch;
+    int64_t w = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; w + (kCopyUnroll - 1) * stride < rowWords;
+         w += kCopyUnroll * stride) {
+      W v[kCopyUnroll];
+#pragma unroll
+      for (int u = 0; u < kCopyUnroll; ++u)
+        v[u] = from[w + u * stride];
+#pragma unroll
+      for (int u = 0; u < kCopyUnroll; ++u)
+        to[w + u * stride] = v[u];
+    }
+    for (; w < rowWords; w += stride)
+      to[w] = from[w];
   }
 }
+
+namespace detail {
+
+CopyGrid planCopy2D(int64_t rowWords, int64_t rows, int smCount) {
+  CopyGrid g;
+  // A CTA spans at most a row: narrow rows share a CTA (x a multiple of
+  // 32 covering the row, y = rows per CTA).
+  int64_t x = std::min<int64_t>(kCopyThreads, (rowWords + 31) / 32 * 32);
+  g.threadsX = static_cast<int>(std::max<int64_t>(32, x));
+  g.threadsY = kCopyThreads / g.threadsX;
+  int64_t ctas = std::max<int64_t>(1, int64_t(smCount) * kCopyCtasPerSm);
+  // CTAs across a row: enough that each thread has kCopyUnroll words, at
+  // most the whole budget.
+  int64_t perRow = int64_t(g.threadsX) * kCopyUnroll;
+  g.blocksX = std::max<int64_t>(
+      1, std::min<int64_t>(ctas, (rowWords + perRow - 1) / perRow));
+  int64_t rowGroups = (rows + g.threadsY - 1) / g.threadsY;
+  g.blocksY = std::max<int64_t>(
+      1, std::min<int64_t>(
+             {rowGroups, std::max<int64_t>(1, ctas / g.blocksX), kMaxGridY}));
+  return g;
+}
+
+int copyWordBytes(uintptr_t dst, int64_t dstPitch, uintptr_t src,
+                  int64_t srcPitch, int64_t rowBytes) {
+  for (int w : {16, 8, 4, 2})
+    if (rowBytes % w == 0 && dstPitch % w == 0 && srcPitch % w == 0 &&
+        dst % w == 0 && src % w == 0)
+      return w;
+  return 1;
+}
+
+} // namespace detail
 
 bool launchCopy2D(void *dst, int64_t dstPitch, const void *src,
                   int64_t srcPitch, int64_t rowBytes, int64_t rows,
                   cudaStream_t stream, std::string &error) {
   if (rowBytes < 0 || rows < 0 || dstPitch < rowBytes || srcPitch < rowBytes)
-    return fail(error, "launchCopy2D: invalid shape (" +
-                           std::to_string(rows) + " rows of " +
-                           std::to_string(rowBytes) + " bytes, pitches " +
-                           std::to_string(srcPitch) + " and " +
-                           std::to_string(dstPitch) + ")");
+    return fail(error, "launchCopy2D: invalid shape (" + std::to_string(rows) +
+                           " rows of " + std::to_string(rowBytes) +
+                           " bytes, pitches " + std::to_string(srcPitch) +
+                           " and " + std::to_string(dstPitch) + ")");
   if (rowBytes == 0 || rows == 0)
     return true;
   if (!dst || !src)
     return fail(error, "launchCopy2D: null pointer argument");
-  auto fits = [&](int64_t w) {
-    return rowBytes % w == 0 && dstPitch % w == 0 && srcPitch % w == 0 &&
-           reinterpret_cast<uintptr_t>(dst) % w == 0 &&
-           reinterpret_cast<uintptr_t>(src) % w == 0;
-  };
-  auto launch = [&](auto word) {
-    using W = decltype(word);
+  int device = 0, smCount = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&smCount, cudaDevAttrMultiProcessorCount,
+                             device) != cudaSuccess)
+    return checkLaunch("launchCopy2D (device query)", error);
+  int word = detail::copyWordBytes(reinterpret_cast<uintptr_t>(dst), dstPitch,
+                                   reinterpret_cast<uintptr_t>(src), srcPitch,
+                                   rowBytes);
+  auto launch = [&](auto tag) {
+    using W = decltype(tag);
     constexpr int64_t w = sizeof(W);
     int64_t rowWords = rowBytes / w;
-    copy2DKernel<W><<<gridFor(rowWords * rows), kThreads, 0, stream>>>(
+    detail::CopyGrid g = detail::planCopy2D(rowWords, rows, smCount);
+    copy2DKernel<W><<<dim3(static_cast<unsigned>(g.blocksX),
+                           static_cast<unsigned>(g.blocksY)),
+                      dim3(g.threadsX, g.threadsY), 0, stream>>>(
         static_cast<W *>(dst), dstPitch / w, static_cast<const W *>(src),
-        srcPitch / w, rowWords, rowWords * rows);
+        srcPitch / w, rowWords, rows);
   };
-  if (fits(16))
+  switch (word) {
+  case 16:
     launch(uint4{});
-  else if (fits(4))
+    break;
+  case 8:
+    launch(uint2{});
+    break;
+  case 4:
     launch(uint32_t{});
-  else
+    break;
+  case 2:
+    launch(uint16_t{});
+    break;
+  default:
     launch(uint8_t{});
+    break;
+  }
   return checkLaunch("launchCopy2D (copy2DKernel)", error);
 }
 
@@ -1272,10 +1438,10 @@ bool launchNorm(NormKind kind, const void *x, DType xType, const void *w,
       constexpr int kWidth = 16 / sizeof(X);
       auto launch = [&](auto v) {
         constexpr int V = decltype(v)::value;
-        normKernel<V, X, W>
-            <<<static_cast<unsigned>(rows), normThreads(cols / V), 0, stream>>>(
-                kind, static_cast<const X *>(x), static_cast<const W *>(w),
-                static_cast<X *>(y), cols);
+        normKernel<V, X, W><<<static_cast<unsigned>(rows),
+                              normThreads(cols / V, kNormThreads), 0, stream>>>(
+            kind, static_cast<const X *>(x), static_cast<const W *>(w),
+            static_cast<X *>(y), cols);
       };
       if (vector)
         launch(std::integral_constant<int, kWidth>{});
@@ -1341,15 +1507,19 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
         constexpr int V = decltype(v)::value;
         int64_t packs = cols / V;
         if (int threads = normGradFusedThreads(packs)) {
-          normGradFusedKernel<V, X, W>
-              <<<static_cast<unsigned>(chunks), threads, 0, stream>>>(
-                  kind, static_cast<const X *>(dy), static_cast<const X *>(x),
-                  static_cast<const W *>(w), static_cast<X *>(dx), rows, cols,
-                  partial);
+          auto fused =
+              threads <= kNormGradFusedSmallThreads
+                  ? normGradFusedKernel<V, kNormGradFusedSmallThreads, X, W>
+                  : normGradFusedKernel<V, kNormGradFusedThreads, X, W>;
+          fused<<<static_cast<unsigned>(chunks), threads, 0, stream>>>(
+              kind, static_cast<const X *>(dy), static_cast<const X *>(x),
+              static_cast<const W *>(w), static_cast<X *>(dx), rows, cols,
+              partial);
           return;
         }
         normGradRowKernel<V, X, W>
-            <<<static_cast<unsigned>(rows), normThreads(packs), 0, stream>>>(
+            <<<static_cast<unsigned>(rows),
+               normThreads(packs, kNormGradRowThreads), 0, stream>>>(
                 kind, static_cast<const X *>(dy), static_cast<const X *>(x),
                 static_cast<const W *>(w), static_cast<X *>(dx), cols, stats);
         dim3 partialGrid(static_cast<unsigned>((packs + kPartialThreads - 1) /
@@ -1633,8 +1803,8 @@ bool measureEmulatedCollectiveOffset(cudaStream_t stream, void *scratch,
     for (int i = 0; ok && i < kLaunches; ++i)
       ok = launchEmulatedCollective(
           CollectiveKind::Permute, ReduceKind::Sum, real ? scratch : nullptr,
-          count, real ? half : nullptr, count, DType::F32, 1, 0, 24, 0,
-          nullptr, 0, kPaceUs, stream, error);
+          count, real ? half : nullptr, count, DType::F32, 1, 0, 24, 0, nullptr,
+          0, kPaceUs, stream, error);
     ok = ok && cudaOk(cudaEventRecord(b, stream), "cudaEventRecord") &&
          cudaOk(cudaEventSynchronize(b), "cudaEventSynchronize");
     float ms = 0;

@@ -76,6 +76,22 @@ AttentionBatching attentionBatching(const AttentionArgs &args, bool backward);
 /// default). Not thread-safe with concurrent launches; tests only.
 void setAttentionMaxHeadsPerBatch(int64_t heads);
 
+/// How launchCopy2D spreads a copy of `rows` rows of `rowWords` words: CTAs
+/// of threadsX x threadsY threads (threadsX a multiple of 32, the product
+/// 256; narrow rows put several rows in a CTA), a grid of blocksX x blocksY
+/// CTAs sized to one full wave of the device's `smCount` SMs (fewer where
+/// the copy is small), each thread moving several words per row.
+struct CopyGrid {
+  int threadsX = 32, threadsY = 1;
+  int64_t blocksX = 1, blocksY = 1;
+};
+CopyGrid planCopy2D(int64_t rowWords, int64_t rows, int smCount);
+
+/// The widest word (16, 8, 4, 2 or 1 bytes) that divides the row width,
+/// both pitches and both addresses: launchCopy2D's access size.
+int copyWordBytes(uintptr_t dst, int64_t dstPitch, uintptr_t src,
+                  int64_t srcPitch, int64_t rowBytes);
+
 struct OpaqueTraffic {
   int64_t generateBytes = 0;
   int64_t sweepBytes = 0;

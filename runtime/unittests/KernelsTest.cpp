@@ -257,15 +257,22 @@ protected:
 //===----------------------------------------------------------------------===//
 
 TEST_F(KernelsTest, Copy2DCopiesEveryRowAndNothingElse) {
-  // 16-byte words (all aligned), 4-byte words (a 4-aligned offset) and
-  // bytes (an odd width); the destination's bytes outside the rows keep
-  // their value.
+  // 16-byte words (all aligned), 8-byte words (8-aligned offsets), 4-byte
+  // words (a 4-aligned offset), 2-byte words (an even width) and bytes (an
+  // odd width); narrow rows (several rows a CTA), more rows than the grid
+  // has row slots (each thread copies several rows) and rows wider than
+  // the grid's threads times the unroll (the tail loop). The destination's
+  // bytes outside the rows keep their value.
   struct Case {
     int64_t srcOffset, dstOffset, srcPitch, dstPitch, rowBytes, rows;
   };
-  for (Case c : {Case{0, 0, 4096, 8192, 4096, 37},
-                 Case{4, 12, 1028, 2060, 1024, 9},
-                 Case{1, 3, 1001, 3003, 999, 5}, Case{0, 0, 64, 64, 64, 1}}) {
+  for (Case c :
+       {Case{0, 0, 4096, 8192, 4096, 37}, Case{8, 24, 2056, 4104, 2048, 7},
+        Case{4, 12, 1028, 2060, 1024, 9}, Case{2, 6, 1002, 3002, 998, 5},
+        Case{1, 3, 1001, 3003, 999, 5}, Case{0, 0, 64, 64, 64, 1},
+        Case{0, 16, 64, 256, 48, 3000},
+        Case{0, 0, (1 << 20) + 80, (1 << 20) + 80, (1 << 20) + 80, 3},
+        Case{0, 0, 33 * 16, 33 * 16, 33 * 16, 70000}}) {
     SCOPED_TRACE("width " + std::to_string(c.rowBytes));
     int64_t srcBytes = c.srcOffset + c.srcPitch * c.rows;
     int64_t dstBytes = c.dstOffset + c.dstPitch * c.rows;
@@ -535,15 +542,18 @@ TEST_F(KernelsTest, NormAndNormGradMatchReference) {
     int64_t rows, cols;
   };
   // Packs of 16 bytes where cols allow (64, 1000, 8 for f32, 4096; 16384
-  // also rereads packs beyond the register cache), element by element
-  // otherwise (70; 8 for 16-bit types takes one pack); 300, 1000 and 2000
-  // rows split the dw sum into many chunks (2000: 8 rows a fused CTA).
-  // The backward runs fused while a row fits the fused CTA's registers
-  // (16384 16-bit columns), unfused beyond (16384 f32, 24576 columns).
+  // f32 and 24576 also reread packs beyond the forward's register cache),
+  // element by element otherwise (70; 8 for 16-bit types takes one pack);
+  // 300, 1000 and 2000 rows split the dw sum into many chunks (2000: 8 rows
+  // a fused CTA). The backward runs fused while a row fits the fused CTA's
+  // registers (16384 16-bit columns), unfused beyond (16384 f32, 24576
+  // columns); fused CTAs of up to 256 threads prefetch the next row (2000 x
+  // 64, 600 x 8192: several rows a CTA), wider ones (12288 and 16384 16-bit
+  // columns: 384 and 512 threads) do not (40 x 12288: 4 rows a CTA).
   for (Shape shape :
        {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}, Shape{3, 4096},
         Shape{2, 16384}, Shape{9, 70}, Shape{300, 24}, Shape{1000, 8},
-        Shape{2000, 64}, Shape{3, 24576}}) {
+        Shape{2000, 64}, Shape{3, 24576}, Shape{600, 8192}, Shape{40, 12288}}) {
     for (NormKind kind : {NormKind::Rms, NormKind::Layer}) {
       for (auto [xType, wType] : {std::pair{DType::BF16, DType::BF16},
                                   std::pair{DType::F16, DType::F32},
@@ -923,9 +933,9 @@ TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
   struct Case {
     int64_t seq, heads, kvHeads, headDim;
   };
-  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64},
-                 Case{257, 4, 4, 128}, Case{384, 8, 1, 128},
-                 Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
+  for (Case c :
+       {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
+        Case{384, 8, 1, 128}, Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
     for (bool causal : {false, true}) {
       for (DType type : {DType::BF16, DType::F16}) {
         AttentionArgs args;
@@ -964,9 +974,9 @@ TEST_F(KernelsTest, FusedAttentionRejectsWhatItDoesNotTake) {
   args.type = DType::BF16;
   DeviceBuffer qkv(64 * 4 * 64 * 2 + 16), out(64 * 2 * 64 * 2), lse(2 * 64 * 4);
   // A misaligned qkv is refused, not read.
-  EXPECT_FALSE(launchFusedAttention(
-      args, static_cast<char *>(qkv.get()) + 2, out.get(),
-      static_cast<float *>(lse.get()), stream, error));
+  EXPECT_FALSE(launchFusedAttention(args, static_cast<char *>(qkv.get()) + 2,
+                                    out.get(), static_cast<float *>(lse.get()),
+                                    stream, error));
   EXPECT_NE(error.find("aligned"), std::string::npos) << error;
 }
 
@@ -996,8 +1006,8 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Forward: the fused output and LSE against the double reference and
   // the unfused path.
-  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
-                                   stream, error))
+  ASSERT_TRUE(
+      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
       << error;
   ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), unfusedOut.get(),
                               scratch.get(), stream, error))
@@ -1021,9 +1031,9 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Backward with the saved LSE, against the reference and the unfused
   // backward (each on its own forward output).
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
-                                       out.get(), lsePtr, dqkv.get(),
-                                       fusedScratch.get(), stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
+                                       lsePtr, dqkv.get(), fusedScratch.get(),
+                                       stream, error))
       << error;
   ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
                                   unfusedOut.get(), unfusedDqkv.get(),
@@ -1066,22 +1076,21 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
       fusedScratch.get(), group + 1, stream, error));
 
   // Without a saved LSE the backward recomputes it: bitwise the same.
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
-                                       out.get(), nullptr,
-                                       recomputedDqkv.get(), fusedScratch.get(),
-                                       stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
+                                       nullptr, recomputedDqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   std::vector<uint8_t> gradBits = dqkv.download();
   EXPECT_EQ(gradBits, recomputedDqkv.download()) << "recomputed LSE";
 
   // Bitwise reproducible (no atomics).
   std::vector<uint8_t> outBits = out.download();
-  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
-                                   stream, error))
+  ASSERT_TRUE(
+      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
       << error;
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
-                                       out.get(), lsePtr, dqkv.get(),
-                                       fusedScratch.get(), stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
+                                       lsePtr, dqkv.get(), fusedScratch.get(),
+                                       stream, error))
       << error;
   EXPECT_EQ(outBits, out.download());
   EXPECT_EQ(gradBits, dqkv.download());
@@ -1281,6 +1290,33 @@ TEST(KernelsHostTest, OpaqueTrafficAddsUpToDeclaredBytes) {
   traffic = detail::planOpaqueTraffic(nullptr, 0, outputBytes, outputTypes, 2,
                                       1 << 20);
   EXPECT_EQ(traffic.generateBytes, 777 * 4 + 2048 * 2);
+}
+
+TEST(KernelsHostTest, Copy2DUsesTheWidestWordAndOneWaveOfCtas) {
+  using detail::copyWordBytes;
+  EXPECT_EQ(copyWordBytes(0, 8192, 0, 4096, 4096), 16);
+  EXPECT_EQ(copyWordBytes(8, 8192, 0, 4096, 4096), 8);
+  EXPECT_EQ(copyWordBytes(0, 8192, 0, 4096, 4100), 4);
+  EXPECT_EQ(copyWordBytes(0, 8192, 2, 4096, 4096), 2);
+  EXPECT_EQ(copyWordBytes(0, 8191, 0, 4096, 4096), 1);
+  // A 64 MiB copy of 16 KiB rows (1024 words of 16 bytes) on 132 SMs: full
+  // CTAs of 256 threads across the row, one wave (8 CTAs an SM) in all.
+  detail::CopyGrid big = detail::planCopy2D(1024, 4096, 132);
+  EXPECT_EQ(big.threadsX, 256);
+  EXPECT_EQ(big.threadsY, 1);
+  EXPECT_EQ(big.blocksX, 1); // 256 threads x 4 words cover the row
+  EXPECT_EQ(big.blocksY, 132 * 8);
+  // Narrow rows share a CTA: 3 words a row take 32 threads, 8 rows a CTA.
+  detail::CopyGrid narrow = detail::planCopy2D(3, 100, 132);
+  EXPECT_EQ(narrow.threadsX, 32);
+  EXPECT_EQ(narrow.threadsY, 8);
+  EXPECT_EQ(narrow.blocksY, 13);
+  // One wide row spreads over CTAs; never more than one wave.
+  detail::CopyGrid wide = detail::planCopy2D(int64_t(1) << 30, 1, 132);
+  EXPECT_EQ(wide.blocksX, 132 * 8);
+  EXPECT_EQ(wide.blocksY, 1);
+  // gridDim.y stays within CUDA's limit.
+  EXPECT_LE(detail::planCopy2D(1, int64_t(1) << 40, 1 << 20).blocksY, 65535);
 }
 
 TEST(KernelsHostTest, ScratchSizesCoverTheirBuffers) {

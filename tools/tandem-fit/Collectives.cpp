@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -305,6 +306,27 @@ void fit::writeCommCalibrationJson(const std::optional<Calibration> &base,
       add("hbm_efficiency", number(*g.hbmEfficiency, "{0:F4}"));
     if (g.launchOverheadUs)
       add("launch_overhead_us", number(*g.launchOverheadUs, "{0:F3}"));
+    if (g.gemmsHoldSms)
+      add("gemms_hold_sms", *g.gemmsHoldSms ? "true" : "false");
+    if (g.attentionEfficiency)
+      add("attention_efficiency", number(*g.attentionEfficiency, "{0:F4}"));
+    if (g.attentionGradEfficiency)
+      add("attention_grad_efficiency",
+          number(*g.attentionGradEfficiency, "{0:F4}"));
+    if (g.eventLatencyUs)
+      add("event_latency_us", number(*g.eventLatencyUs, "{0:F2}"));
+    // The measured kernels' latency and rate (tandem-fit from raw.json).
+    for (auto [key, value, format] :
+         {std::tuple{"norm_latency_us", g.normLatencyUs, "{0:F3}"},
+          std::tuple{"norm_hbm_efficiency", g.normHbmEfficiency, "{0:F4}"},
+          std::tuple{"norm_grad_latency_us", g.normGradLatencyUs, "{0:F3}"},
+          std::tuple{"norm_grad_hbm_efficiency", g.normGradHbmEfficiency,
+                     "{0:F4}"},
+          std::tuple{"layout_copy_latency_us", g.layoutCopyLatencyUs, "{0:F3}"},
+          std::tuple{"layout_copy_hbm_efficiency", g.layoutCopyHbmEfficiency,
+                     "{0:F4}"}})
+      if (value)
+        add(key, number(*value, format));
     if (!fields.empty()) {
       os << ",\n  \"gpu\": {";
       for (auto [i, f] : llvm::enumerate(fields))

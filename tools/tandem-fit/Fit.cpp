@@ -55,6 +55,98 @@ double Predictor::memoryUs(int64_t bytes) const {
   return model.hbmTimeUs(double(bytes)) + model.gpu().launchOverheadUs;
 }
 
+double Predictor::kernelUs(const KernelSample &s) const {
+  ComputeCostInputs in;
+  in.elementType = bf16;
+  in.bytes = double(s.bytes);
+  in.kind = ComputeKind::memory;
+  in.memoryKernel = s.kernel;
+  std::string error;
+  std::optional<ComputeEstimate> e = model.compute(in, error);
+  assert(e && "a bandwidth-bound op is priced on every target");
+  return e ? e->timeUs : 0.0;
+}
+
+llvm::StringRef fit::kernelKeyPrefix(MemoryKernel kernel) {
+  switch (kernel) {
+  case MemoryKernel::generic:
+    return "";
+  case MemoryKernel::norm:
+    return "norm";
+  case MemoryKernel::normGrad:
+    return "norm_grad";
+  case MemoryKernel::layoutCopy:
+    return "layout_copy";
+  }
+  llvm_unreachable("unknown kernel");
+}
+
+/// Latency and rate of one measured kernel: with y = us - launch overhead,
+/// the line y = latency + bytes * b minimising the sum of squared relative
+/// errors (weights 1 / y^2), b = 1 / (peak * efficiency). A negative
+/// latency is not representable: the line through the origin then.
+static std::optional<KernelFit>
+fitKernel(MemoryKernel kernel, ArrayRef<const KernelSample *> samples,
+          const GpuSpec &spec, llvm::StringRef origin, std::string &error) {
+  std::string where = (origin + ": " + kernelKeyPrefix(kernel)).str();
+  double s0 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::set<int64_t> sizes;
+  for (const KernelSample *s : samples) {
+    double y = s->us - spec.launchOverheadUs;
+    if (!(y > 0)) {
+      llvm::raw_string_ostream os(error);
+      os << where << " " << s->shape << ": " << llvm::format("%.3f", s->us)
+         << " us is not longer than the launch overhead ("
+         << llvm::format("%.3f", spec.launchOverheadUs) << " us)";
+      return std::nullopt;
+    }
+    double x = double(s->bytes), w = 1.0 / (y * y);
+    s0 += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
+    sizes.insert(s->bytes);
+  }
+  if (sizes.size() < 2) {
+    error = where +
+            ": a latency and a rate need kernels of at least two "
+            "sizes (bytes), got " +
+            std::to_string(sizes.size());
+    return std::nullopt;
+  }
+  double slope = (s0 * sxy - sx * sy) / (s0 * sxx - sx * sx);
+  double latency = (sy - slope * sx) / s0;
+  if (latency < 0) {
+    latency = 0;
+    slope = sxy / sxx;
+  }
+  const double peakBytesPerUs = spec.hbmBytesPerSecond / 1e6;
+  double efficiency = slope > 0 ? 1.0 / (slope * peakBytesPerUs) : INFINITY;
+  if (!(efficiency <= 1.0)) {
+    llvm::raw_string_ostream os(error);
+    os << where << ": the kernels' bytes grow faster than target '" << spec.name
+       << "' HBM peak of " << llvm::format("%.1f", peakBytesPerUs / 1e3)
+       << " GB/s allows (fitted efficiency " << llvm::format("%.3f", efficiency)
+       << "): they did not stream HBM (too small for the L2?)";
+    return std::nullopt;
+  }
+  if (efficiency < kMinEfficiency) {
+    llvm::raw_string_ostream os(error);
+    os << where << ": fitted efficiency " << llvm::format("%g", efficiency)
+       << " is below " << kMinEfficiency
+       << ": the kernels' time does not grow with their bytes";
+    return std::nullopt;
+  }
+  KernelFit fit;
+  fit.kernel = kernel;
+  // Rounded as the calibration file stores them.
+  fit.latencyUs = std::round(latency * 1e3) / 1e3;
+  fit.hbmEfficiency = std::round(efficiency * 1e4) / 1e4;
+  fit.samples = samples.size();
+  return fit;
+}
+
 /// Runs `count` tasks like `primary` on one stream next to the stand-in,
 /// a collective holding `commCtas` SMs on another, in the simulator's engine.
 static PairPrediction simulatePair(const CostModel &model,
@@ -319,6 +411,21 @@ std::optional<FitResult> fit::fitCalibration(const RawMeasurements &raw,
     result.hbmEfficiency = spec.hbmEfficiency;
   }
 
+  for (MemoryKernel kernel :
+       {MemoryKernel::norm, MemoryKernel::normGrad, MemoryKernel::layoutCopy}) {
+    std::vector<const KernelSample *> samples;
+    for (const KernelSample &s : raw.kernels)
+      if (s.kernel == kernel)
+        samples.push_back(&s);
+    if (samples.empty())
+      continue;
+    std::optional<KernelFit> k =
+        fitKernel(kernel, samples, spec, origin, error);
+    if (!k)
+      return std::nullopt;
+    result.kernels.push_back(*k);
+  }
+
   result.base = fitGemm(spec, raw.gemm, bf16, /*withOverhead=*/false);
   result.extended = fitGemm(spec, raw.gemm, bf16, /*withOverhead=*/true);
   // The per-wave overhead is an extension of the documented GEMM formula:
@@ -367,6 +474,9 @@ void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
        raw.deviceName + ", " + llvm::Twine(raw.gemm.size()) + " GEMMs, " +
        llvm::Twine(raw.pairs.size()) + " GEMM pairs, " +
        llvm::Twine(raw.memoryPairs.size()) + " memory pairs" +
+       (raw.kernels.empty() ? std::string()
+                            : ", " + std::to_string(raw.kernels.size()) +
+                                  " norm, norm_grad and strided copy kernels") +
        (raw.emulatedComm ? " (communication side: the emulated fabric's "
                            "collective kernel, tandem-calibrate --comm "
                            "emulated)"
@@ -390,6 +500,11 @@ void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
   if (raw.eventLatencyUs)
     os << ",\n    \"event_latency_us\": "
        << llvm::format("%.2f", *raw.eventLatencyUs);
+  for (const KernelFit &k : fit.kernels)
+    os << ",\n    \"" << kernelKeyPrefix(k.kernel)
+       << "_latency_us\": " << llvm::format("%.3f", k.latencyUs) << ",\n    \""
+       << kernelKeyPrefix(k.kernel)
+       << "_hbm_efficiency\": " << llvm::format("%.4f", k.hbmEfficiency);
   os << "\n  },\n  \"contention\": [";
   for (auto [i, p] : llvm::enumerate(fit.contention))
     os << (i ? ",\n" : "\n") << "    {\"comm_sms\": " << p.commSms

@@ -57,6 +57,10 @@ public:
   double gemmUs(const GemmSample &s) const;
   /// A bandwidth-bound kernel moving `bytes`, launch included.
   double memoryUs(int64_t bytes) const;
+  /// One of the runtime's measured kernels (norm, norm_grad, a layout
+  /// copy) moving `bytes`, launch included: what CostModel::compute gives
+  /// the op it runs.
+  double kernelUs(const KernelSample &s) const;
   PairPrediction pair(const GemmPair &p) const;
   PairPrediction memoryPair(const MemoryPair &p) const;
 
@@ -73,6 +77,20 @@ struct GemmFit {
   ErrorSummary errors;
 };
 
+/// A bandwidth-bound kernel's measured latency and rate (tandem-calibrate's
+/// `norm` and `strided_copy`): time = launch_overhead_us + latencyUs +
+/// bytes / (hbm peak * hbmEfficiency).
+struct KernelFit {
+  MemoryKernel kernel = MemoryKernel::generic;
+  double latencyUs = 0;
+  double hbmEfficiency = 1;
+  size_t samples = 0;
+};
+
+/// The calibration keys' prefix of a measured kernel ("norm", "norm_grad",
+/// "layout_copy"); "" for MemoryKernel::generic.
+llvm::StringRef kernelKeyPrefix(MemoryKernel kernel);
+
 struct FitResult {
   /// Measured launch overhead (from "launch"), if any.
   std::optional<double> launchOverheadUs;
@@ -81,6 +99,8 @@ struct FitResult {
   /// GEMM fit without and with the per-wave overhead extension.
   GemmFit base, extended;
   bool useWaveOverhead = false;
+  /// Per measured kernel (norm, norm_grad, layout_copy), in that order.
+  std::vector<KernelFit> kernels;
   /// One row per stand-in CTA count measured in pairs.
   std::vector<ContentionPoint> contention;
   /// Per row: no memory pair measured at this CTA count, so the memory
@@ -92,7 +112,8 @@ struct FitResult {
 constexpr double kErrorGoal = 0.10;
 
 /// Fits the parameters in the order that makes each step use only
-/// parameters fitted before it: launch overhead, HBM efficiency, GEMM
+/// parameters fitted before it: launch overhead, HBM efficiency, the
+/// measured kernels' latency and rate, GEMM
 /// (tile, efficiency, optional wave overhead), then the contention table.
 /// Fails (with `error`) on measurements the model cannot represent.
 /// `origin` names the raw file in errors.

@@ -238,6 +238,51 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
                            .positive("serial_us", p.serialUs)
                            .ok())
                      raw.memoryPairs.push_back(p);
+                 }) &&
+      forEachRow(*root, "norm", origin, false, error,
+                 [&](const json::Object &obj, const std::string &where) {
+                   KernelSample s;
+                   std::optional<llvm::StringRef> kind = obj.getString("kind");
+                   if (kind && *kind == "norm") {
+                     s.kernel = MemoryKernel::norm;
+                   } else if (kind && *kind == "norm_grad") {
+                     s.kernel = MemoryKernel::normGrad;
+                   } else {
+                     error = where + ": \"kind\" must be \"norm\" or "
+                                     "\"norm_grad\"";
+                     return;
+                   }
+                   int64_t rows = 0, cols = 0;
+                   if (FieldReader(obj, where, error)
+                           .integer("rows", rows, 1)
+                           .integer("cols", cols, 1)
+                           .integer("bytes", s.bytes, 1)
+                           .positive("us", s.us)
+                           .ok()) {
+                     s.shape =
+                         std::to_string(rows) + " x " + std::to_string(cols);
+                     raw.kernels.push_back(s);
+                   }
+                 }) &&
+      forEachRow(*root, "strided_copy", origin, false, error,
+                 [&](const json::Object &obj, const std::string &where) {
+                   KernelSample s;
+                   s.kernel = MemoryKernel::layoutCopy;
+                   int64_t rows = 0, rowBytes = 0, srcPitch = 0, dstPitch = 0;
+                   if (FieldReader(obj, where, error)
+                           .integer("rows", rows, 1)
+                           .integer("row_bytes", rowBytes, 1)
+                           .integer("src_pitch", srcPitch, 1)
+                           .integer("dst_pitch", dstPitch, 1)
+                           .integer("bytes", s.bytes, 1)
+                           .positive("us", s.us)
+                           .ok()) {
+                     s.shape = std::to_string(rows) + " x " +
+                               std::to_string(rowBytes) + " B (pitches " +
+                               std::to_string(srcPitch) + ", " +
+                               std::to_string(dstPitch) + ")";
+                     raw.kernels.push_back(s);
+                   }
                  });
   if (!ok)
     return std::nullopt;

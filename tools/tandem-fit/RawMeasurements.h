@@ -10,6 +10,8 @@
 #ifndef TANDEM_TOOLS_TANDEM_FIT_RAWMEASUREMENTS_H
 #define TANDEM_TOOLS_TANDEM_FIT_RAWMEASUREMENTS_H
 
+#include "tandem/Analysis/CostModel.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -71,6 +73,16 @@ struct MemoryPair {
   double spanUs = 0, serialUs = 0;
 };
 
+/// One bandwidth-bound kernel of the runtime alone, queued back to back
+/// (tandem-calibrate's `norm` and `strided_copy` sections): `bytes` is
+/// what the cost model counts for the op it runs, `us` the time per kernel.
+struct KernelSample {
+  MemoryKernel kernel = MemoryKernel::generic;
+  std::string shape; ///< "512 x 8192" (norm) or "4096 x 16384 B" (copy).
+  int64_t bytes = 0;
+  double us = 0;
+};
+
 struct RawMeasurements {
   std::string deviceName;
   int64_t deviceSms = 0;
@@ -85,6 +97,8 @@ struct RawMeasurements {
   bool emulatedComm = false;
   /// "event_latency": what one cross-stream event gate adds (per_gate_us).
   std::optional<double> eventLatencyUs;
+  /// "norm" (kinds norm and norm_grad) and "strided_copy", in file order.
+  std::vector<KernelSample> kernels;
 
   /// Parses raw.json text; `origin` names it in errors. Requires "gemm" and
   /// "pairs" to be non-empty; the other sections are optional.

@@ -119,7 +119,23 @@ struct Evaluation {
   std::vector<PairPrediction> pairBefore, pairAfter;
   std::vector<PairPrediction> memoryBefore, memoryAfter;
   std::vector<double> hbmBefore, hbmAfter;
+  std::vector<double> kernelBefore, kernelAfter;
 };
+
+/// How the report names a measured kernel.
+StringRef kernelName(MemoryKernel kernel) {
+  switch (kernel) {
+  case MemoryKernel::generic:
+    return "bandwidth-bound";
+  case MemoryKernel::norm:
+    return "norm";
+  case MemoryKernel::normGrad:
+    return "norm_grad";
+  case MemoryKernel::layoutCopy:
+    return "layout copy";
+  }
+  llvm_unreachable("unknown kernel");
+}
 
 /// Errors of one quantity over a set, before and after.
 struct Row {
@@ -145,6 +161,7 @@ private:
   void writeContention(llvm::raw_ostream &os) const;
   void writeSingles(llvm::raw_ostream &os) const;
   void writeBandwidth(llvm::raw_ostream &os) const;
+  void writeKernels(llvm::raw_ostream &os) const;
   void writePairs(llvm::raw_ostream &os) const;
   void writeChoices(llvm::raw_ostream &os) const;
   void writeMemoryPairs(llvm::raw_ostream &os) const;
@@ -211,6 +228,18 @@ std::vector<Row> Report::summaryRows() const {
     }
     rows.push_back(h);
   }
+  for (MemoryKernel kernel :
+       {MemoryKernel::norm, MemoryKernel::normGrad, MemoryKernel::layoutCopy}) {
+    Row k{(kernelName(kernel) + " kernels alone").str(), {}, {}};
+    for (auto [i, s] : llvm::enumerate(raw.kernels)) {
+      if (s.kernel != kernel)
+        continue;
+      k.before.push_back(relativeError(eval.kernelBefore[i], s.us));
+      k.after.push_back(relativeError(eval.kernelAfter[i], s.us));
+    }
+    if (!k.after.empty())
+      rows.push_back(k);
+  }
   return rows;
 }
 
@@ -254,6 +283,7 @@ void Report::write(llvm::raw_ostream &os) const {
   writeChoices(os);
   writeSingles(os);
   writeBandwidth(os);
+  writeKernels(os);
   writePairs(os);
   writeMemoryPairs(os);
 }
@@ -292,6 +322,22 @@ void Report::writeParameters(llvm::raw_ostream &os) const {
                "to back)"
              : "not measured (no `launch` section): the target's")
      << " |\n";
+  for (const KernelFit &k : fit.kernels) {
+    StringRef prefix = kernelKeyPrefix(k.kernel);
+    const KernelBandwidth &kb = k.kernel == MemoryKernel::norm ? b.norm
+                                : k.kernel == MemoryKernel::normGrad
+                                    ? b.normGrad
+                                    : b.layoutCopy;
+    os << "| " << prefix << "_latency_us, " << prefix << "_hbm_efficiency | "
+       << llvm::formatv("{0:F3}", kb.latencyUs) << ", "
+       << llvm::formatv("{0:F4}", kb.hbmEfficiency.value_or(b.hbmEfficiency))
+       << " | " << llvm::formatv("{0:F3}", k.latencyUs) << ", "
+       << llvm::formatv("{0:F4}", k.hbmEfficiency)
+       << " | fitted: the line us - launch_overhead_us = latency + bytes / "
+          "(hbm_gbps * efficiency) minimising the squared relative errors of "
+          "the "
+       << k.samples << " " << kernelName(k.kernel) << " kernels |\n";
+  }
   os << "| contention table | built-in (" << before.contention().points().size()
      << " rows) | " << after.contention().points().size()
      << " rows | fitted per stand-in CTA count, see below |\n\n";
@@ -484,6 +530,26 @@ void Report::writeChoices(llvm::raw_ostream &os) const {
   os << "\n";
 }
 
+void Report::writeKernels(llvm::raw_ostream &os) const {
+  if (raw.kernels.empty())
+    return;
+  os << "## The runtime's norm and layout copy kernels alone\n\n"
+     << "Back to back, bf16 (tandem-calibrate's `norm` and `strided_copy`); "
+        "bytes as the cost model counts them for the op.\n\n"
+     << "| kernel | shape | bytes | measured us | GB/s | before us | before "
+        "err | after us | after err |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
+  for (auto [i, s] : llvm::enumerate(raw.kernels))
+    os << "| " << kernelName(s.kernel) << " | " << s.shape << " | " << s.bytes
+       << " | " << llvm::formatv("{0:F2}", s.us) << " | "
+       << llvm::formatv("{0:F0}", double(s.bytes) / s.us / 1e3) << " | "
+       << llvm::formatv("{0:F2}", eval.kernelBefore[i]) << " | "
+       << pct(relativeError(eval.kernelBefore[i], s.us)) << " | "
+       << llvm::formatv("{0:F2}", eval.kernelAfter[i]) << " | "
+       << pct(relativeError(eval.kernelAfter[i], s.us)) << " |\n";
+  os << "\n";
+}
+
 void Report::writeMemoryPairs(llvm::raw_ostream &os) const {
   if (raw.memoryPairs.empty())
     return;
@@ -624,6 +690,10 @@ static Evaluation evaluate(const RawMeasurements &raw, const CostModel &before,
   for (const HbmSample &s : raw.hbm) {
     eval.hbmBefore.push_back(b.memoryUs(s.bytes));
     eval.hbmAfter.push_back(a.memoryUs(s.bytes));
+  }
+  for (const KernelSample &s : raw.kernels) {
+    eval.kernelBefore.push_back(b.kernelUs(s));
+    eval.kernelAfter.push_back(a.kernelUs(s));
   }
   return eval;
 }

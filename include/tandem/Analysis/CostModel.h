@@ -41,6 +41,20 @@ namespace tandem {
 /// (docs/cost-model.md); a calibration replaces it with measured values.
 constexpr double kAttentionEfficiency = 0.60;
 
+/// The bandwidth-bound kernels the runtime runs with a measured rate of
+/// their own (docs/cost-model.md, "Bandwidth-bound ops"): every other
+/// bandwidth-bound op is `generic` (the HBM roofline).
+enum class MemoryKernel { generic, norm, normGrad, layoutCopy };
+
+/// A bandwidth-bound kernel's measured time: `latencyUs` + bytes at
+/// `hbmEfficiency` of the target's HBM bandwidth (the target's own
+/// hbm_efficiency where unset). Not target fields: a calibration file sets
+/// them (tandem-fit from tandem-calibrate's `norm` and `strided_copy`).
+struct KernelBandwidth {
+  double latencyUs = 0;
+  std::optional<double> hbmEfficiency;
+};
+
 struct GpuSpec {
   std::string name;
   int64_t smCount = 0;
@@ -74,6 +88,9 @@ struct GpuSpec {
   /// stream) starts. Not a target field: 0 unless a calibration file sets
   /// it ("event_latency_us", measured by tandem-calibrate).
   double eventLatencyUs = 0;
+  /// Measured rates of the norm, norm backward and layout copy kernels
+  /// (calibration keys "norm_*", "norm_grad_*", "layout_copy_*").
+  KernelBandwidth norm, normGrad, layoutCopy;
 
   static GpuSpec fromAttr(TargetAttr attr);
   /// Dense peak FLOP/s for operands of `elementType`; 0 if unsupported.
@@ -108,6 +125,9 @@ struct GpuCalibration {
   std::optional<bool> gemmsHoldSms;
   std::optional<double> attentionEfficiency, attentionGradEfficiency;
   std::optional<double> eventLatencyUs;
+  std::optional<double> normLatencyUs, normHbmEfficiency;
+  std::optional<double> normGradLatencyUs, normGradHbmEfficiency;
+  std::optional<double> layoutCopyLatencyUs, layoutCopyHbmEfficiency;
 };
 
 /// Communication parameters a calibration measured (the file's optional
@@ -169,6 +189,8 @@ struct ComputeCostInputs {
   double flops = 0;
   ComputeKind kind = ComputeKind::memory;
   std::optional<GemmShape> gemmShape;
+  /// Which measured rate a bandwidth-bound op moves its bytes at.
+  MemoryKernel memoryKernel = MemoryKernel::generic;
 
   static ComputeCostInputs of(ComputeOpInterface op);
 };
@@ -209,6 +231,10 @@ public:
   /// Time to stream `bytes` through HBM at the target's effective bandwidth
   /// (the memory roofline of every compute op), without launch overhead.
   double hbmTimeUs(double bytes) const;
+  /// Time of bandwidth-bound kernel `kernel` moving `bytes`, without launch
+  /// overhead: its measured latency and rate where a calibration gave them
+  /// (GpuSpec::norm, normGrad, layoutCopy), hbmTimeUs otherwise.
+  double memoryKernelUs(MemoryKernel kernel, double bytes) const;
   /// Time of a compute op on `sms` SMs (0 = all). Fails (with a reason in
   /// `error`) for element types the target has no peak for.
   std::optional<ComputeEstimate>

@@ -6,6 +6,8 @@
 //  - empty kernels queued back to back (launch overhead), what a
 //    cross-stream event gate adds to a kernel's start (event latency), and
 //    a full-device element-wise copy (HBM bandwidth);
+//  - the RMS norm and norm backward kernels and the layout copy kernel
+//    (launchCopy2D) alone, over shapes, back to back;
 //  - the collective stand-in kernel (launchStandinCollective) alone on k CTAs;
 //  - pairs: GEMMs (all SMs, and SM target = SMs - k) on one stream next to
 //    the stand-in on k CTAs on a higher-priority stream, as NCCL runs, and
@@ -55,7 +57,7 @@ struct Options {
   std::string out;
   bool quick = false;
   int device = 0;
-  int reps = 0; ///< 0 = default for the mode.
+  int reps = 0;              ///< 0 = default for the mode.
   bool emulated = false;     ///< --comm emulated
   double emulatedGbps = 600; ///< --emulated-gbps
 };
@@ -67,7 +69,8 @@ void printHelp(std::FILE *out) {
       "                        [--comm standin|emulated] [--emulated-gbps G]\n"
       "\n"
       "Measures cuBLASLt bf16 GEMMs over shapes and SM targets, launch\n"
-      "overhead, HBM bandwidth, the collective stand-in kernel alone, and\n"
+      "overhead, HBM bandwidth, the norm, norm backward and strided copy\n"
+      "kernels over shapes, the collective stand-in kernel alone, and\n"
       "GEMM / element-wise kernels overlapped with the stand-in, and writes\n"
       "them as JSON for tandem-fit (docs/cost-model.md, \"Calibrating\").\n"
       "\n"
@@ -570,6 +573,142 @@ int main(int argc, char **argv) {
     }
   }
   json += "\n  ],\n";
+
+  // The norm kernels and the layout copy kernel alone: `count` kernels back
+  // to back (as a step's queue runs them), each on its own slice of a pool
+  // larger than the L2 where the shape allows, so that their traffic
+  // reaches HBM; `us` is per kernel. `bytes` is what the cost model counts
+  // for the op (docs/cost-model.md): norm x + w + y, norm_grad dy + x + w +
+  // dx + dw (bf16 throughout), a copy its rows read and written.
+  {
+    const int count = opt.quick ? 10 : 20;
+    const int64_t poolBytes = opt.quick ? (128ll << 20) : (512ll << 20);
+    void *poolA = deviceAlloc(poolBytes, "cudaMalloc norm/copy pool");
+    void *poolB = deviceAlloc(poolBytes, "cudaMalloc norm/copy pool");
+    void *poolC = deviceAlloc(poolBytes, "cudaMalloc norm/copy pool");
+    fillRandom(d, poolA, poolBytes / 2, 5);
+    fillRandom(d, poolB, poolBytes / 2, 6);
+    // Slot i of a pool for footprints of `bytes` (rounded up to 256 bytes):
+    // the pool holds `slots(bytes)` of them, used round-robin.
+    auto slots = [&](int64_t bytes) {
+      return std::max<int64_t>(
+          1, std::min<int64_t>(count, poolBytes / ((bytes + 255) / 256 * 256)));
+    };
+    auto at = [&](void *pool, int64_t bytes, int i) {
+      return static_cast<char *>(pool) +
+             (i % slots(bytes)) * ((bytes + 255) / 256 * 256);
+    };
+
+    std::vector<int64_t> normRows =
+        opt.quick ? std::vector<int64_t>{512, 2048}
+                  : std::vector<int64_t>{512, 2048, 4096, 16384};
+    std::vector<int64_t> normCols =
+        opt.quick ? std::vector<int64_t>{8192}
+                  : std::vector<int64_t>{4096, 8192, 12288};
+    int64_t maxRows = normRows.back(), maxCols = normCols.back();
+    void *w = deviceAlloc(2 * maxCols, "cudaMalloc norm weight");
+    void *dw = deviceAlloc(2 * maxCols, "cudaMalloc norm weight grad");
+    fillRandom(d, w, maxCols, 7);
+    void *scratch = deviceAlloc(normGradScratchBytes(maxRows, maxCols),
+                                "cudaMalloc norm_grad scratch");
+    json += "  \"norm\": [";
+    bool first = true;
+    for (int64_t rows : normRows)
+      for (int64_t cols : normCols) {
+        const int64_t tensor = 2 * rows * cols;
+        if (tensor > poolBytes)
+          continue;
+        for (bool grad : {false, true}) {
+          double us = timeAlone(d, d.compute, [&](cudaStream_t st) {
+            std::string error;
+            for (int i = 0; i < count; ++i) {
+              bool ok =
+                  grad
+                      ? launchNormGrad(NormKind::Rms, at(poolB, tensor, i),
+                                       at(poolA, tensor, i), DType::BF16, w,
+                                       DType::BF16, at(poolC, tensor, i), dw,
+                                       rows, cols, scratch, st, error)
+                      : launchNorm(NormKind::Rms, at(poolA, tensor, i),
+                                   DType::BF16, w, DType::BF16,
+                                   at(poolC, tensor, i), rows, cols, st, error);
+              checkLaunch(ok, error);
+            }
+          });
+          us /= count;
+          int64_t bytes =
+              grad ? 3 * tensor + 2 * 2 * cols : 2 * tensor + 2 * cols;
+          json += std::string(first ? "\n" : ",\n") +
+                  "    {\"kind\": " + (grad ? "\"norm_grad\"" : "\"norm\"") +
+                  ", \"norm\": \"rms\", \"dtype\": \"bf16\", \"rows\": " +
+                  std::to_string(rows) + ", \"cols\": " + std::to_string(cols) +
+                  ", \"bytes\": " + std::to_string(bytes) +
+                  ", \"count\": " + std::to_string(count) +
+                  ", \"us\": " + num(us) + "}";
+          first = false;
+          std::fprintf(stderr, "%s %lldx%lld: %.2f us (%.0f GB/s)\n",
+                       grad ? "norm_grad" : "norm", (long long)rows,
+                       (long long)cols, us, bytes / us / 1e3);
+        }
+      }
+    json += "\n  ],\n";
+    check(cudaFree(w), "cudaFree");
+    check(cudaFree(dw), "cudaFree");
+    check(cudaFree(scratch), "cudaFree");
+
+    // launchCopy2D as the plans' layout copies use it: contiguous blocks
+    // (ring_concat, concats of shared values), interleaved concats (the
+    // destination's pitch n times the row) and interleaved slices (the
+    // source's).
+    struct CopyCase {
+      int64_t rows, rowBytes, srcPitch, dstPitch;
+    };
+    std::vector<CopyCase> copies =
+        opt.quick
+            ? std::vector<CopyCase>{{1024, 16384, 16384, 16384},
+                                    {2048, 7168, 7168, 57344}}
+            : std::vector<CopyCase>{
+                  {256, 16384, 16384, 16384},   {4096, 16384, 16384, 16384},
+                  {16384, 16384, 16384, 16384}, {1024, 7168, 7168, 57344},
+                  {8192, 7168, 7168, 57344},    {2048, 4096, 16384, 4096},
+                  {16384, 4096, 16384, 4096},   {8192, 2048, 2048, 16384}};
+    json += "  \"strided_copy\": [";
+    first = true;
+    for (const CopyCase &c : copies) {
+      int64_t srcSpan = c.rows * c.srcPitch, dstSpan = c.rows * c.dstPitch;
+      int64_t span = std::max(srcSpan, dstSpan);
+      if (span > poolBytes)
+        continue;
+      double us = timeAlone(d, d.compute, [&](cudaStream_t st) {
+        std::string error;
+        for (int i = 0; i < count; ++i)
+          checkLaunch(launchCopy2D(at(poolC, span, i), c.dstPitch,
+                                   at(poolA, span, i), c.srcPitch, c.rowBytes,
+                                   c.rows, st, error),
+                      error);
+      });
+      us /= count;
+      int64_t bytes = 2 * c.rows * c.rowBytes;
+      json += std::string(first ? "\n" : ",\n") +
+              "    {\"rows\": " + std::to_string(c.rows) +
+              ", \"row_bytes\": " + std::to_string(c.rowBytes) +
+              ", \"src_pitch\": " + std::to_string(c.srcPitch) +
+              ", \"dst_pitch\": " + std::to_string(c.dstPitch) +
+              ", \"bytes\": " + std::to_string(bytes) +
+              ", \"count\": " + std::to_string(count) + ", \"us\": " + num(us) +
+              "}";
+      first = false;
+      std::fprintf(stderr,
+                   "copy %lld rows of %lld bytes (pitches %lld, %lld): %.2f us "
+                   "(%.0f GB/s)\n",
+                   (long long)c.rows, (long long)c.rowBytes,
+                   (long long)c.srcPitch, (long long)c.dstPitch, us,
+                   bytes / us / 1e3);
+    }
+    json += "\n  ],\n";
+    check(cudaFree(poolA), "cudaFree");
+    check(cudaFree(poolB), "cudaFree");
+    check(cudaFree(poolC), "cudaFree");
+  }
 
   // Single GEMMs.
   json += "  \"gemm\": [";
