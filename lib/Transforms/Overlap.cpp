@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Analysis/Target.h"
+#include "tandem/Lowering/DiagnosisFeedback.h"
 #include "tandem/Scheduling/Strategy.h"
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Scheduling/VerifySchedule.h"
@@ -55,6 +56,13 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
         buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
+    std::optional<DiagnosisFeedback> diagnosis;
+    if (!diagnosisPath.empty()) {
+      FailureOr<DiagnosisFeedback> d = loadDiagnosisFor(module, diagnosisPath);
+      if (failed(d))
+        return signalPassFailure();
+      diagnosis = std::move(*d);
+    }
     OpTimer timer(*model);
     OverlapOptions options;
     options.memoryBudget = memoryBudget;
@@ -67,6 +75,10 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
+      if (diagnosis && func.getSymName() == diagnosis->function) {
+        if (failed(applyDiagnosis(func, *diagnosis, *model, options.remarks)))
+          return signalPassFailure();
+      }
       // The input, to prove the schedule computes the same values.
       func::FuncOp reference = verify ? func.clone() : func::FuncOp();
       llvm::scope_exit dropReference([&] {

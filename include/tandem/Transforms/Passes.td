@@ -38,8 +38,16 @@ def TandemSimulate : Pass<"tandem-simulate", "::mlir::ModuleOp"> {
     Streams, SM targets and CTA budgets are read from `tandem.stream`,
     `tandem.sm_target` and `tandem.comm_sms` where present (see
     docs/simulator.md for the defaults).
+
+    With `diagnosis`, the measured durations of a `tandem-diagnose --json`
+    report replace the model's for the ops it names, as `tandem-overlap`
+    takes them (docs/diagnosis.md, "Prevention"); the IR is still not
+    changed (a copy is simulated).
   }];
   let options = !listconcat([
+    Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
+           "tandem-diagnose --json report whose measured durations the "
+           "simulation uses">,
     Option<"reportPath", "report", "std::string", "\"\"",
            "Write the JSON report to this file ('-' for stdout)">,
     Option<"tracePath", "trace", "std::string", "\"\"",
@@ -253,6 +261,14 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     `memory-budget` is passed to every phase as a hard limit on the
     program-order peak memory. With `remarks`, every phase explains each
     decision; without, only the strategy choice of `auto` is reported.
+
+    With `diagnosis` (a `tandem-diagnose --json` report of a measured run of
+    a plan of this module), the function it measured gets its facts first:
+    the two ops of every harmful overlap are kept apart by every strategy,
+    and the ops of every lost expected overlap are priced at their measured
+    durations (docs/diagnosis.md, "Prevention"). An unreadable or malformed
+    report, a function the module does not define and an op name the
+    function does not have are errors.
   }];
   let options = !listconcat([
     Option<"strategy", "strategy", "std::string", "\"auto\"",
@@ -269,7 +285,10 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
            "where the simulated step gets shorter">,
     Option<"verify", "verify", "bool", "true",
            "Prove the result against a copy of the input "
-           "(tandem-verify-schedule with a reference)">
+           "(tandem-verify-schedule with a reference)">,
+    Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
+           "tandem-diagnose --json report of a measured run: keep its "
+           "harmful overlaps apart, take its measured durations">
   ], TargetOptions);
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions scheduled">

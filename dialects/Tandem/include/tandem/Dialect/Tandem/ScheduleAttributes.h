@@ -54,6 +54,19 @@ constexpr llvm::StringLiteral kNumEventsAttrName =
 constexpr llvm::StringLiteral kCalibrationAttrName =
     TandemDialect::CalibrationAttrHelper::getNameStr();
 
+/// A priced op's measured duration over the cost model's time alone for it
+/// (compute ops and collectives): a positive finite f64 by which the model
+/// scales every estimate of the op, and of the parts a rewrite splits it
+/// into (clones keep it). Written from a diagnosis (docs/diagnosis.md,
+/// "Prevention").
+constexpr llvm::StringLiteral kMeasuredScaleAttrName =
+    TandemDialect::MeasuredScaleAttrHelper::getNameStr();
+/// Harmful overlaps a priced op takes part in (compute ops and collectives):
+/// non-negative pair ids; two ops that share an id must not run
+/// concurrently. Written from a diagnosis.
+constexpr llvm::StringLiteral kAvoidOverlapAttrName =
+    TandemDialect::AvoidOverlapAttrHelper::getNameStr();
+
 /// Bounds on the counts that size the tables built from a schedule (stream
 /// queues and vector clocks are streams x streams; event tables per event).
 /// The runtime's plan format has the same bounds (kMaxPlanStreams,
@@ -72,6 +85,8 @@ std::optional<int64_t> getCommSms(Operation *op);
 std::optional<int64_t> getRecordEvent(Operation *op);
 ArrayRef<int64_t> getWaitEvents(Operation *op);
 std::optional<int64_t> getSeq(Operation *op);
+std::optional<double> getMeasuredScale(Operation *op);
+ArrayRef<int64_t> getAvoidOverlap(Operation *op);
 
 /// The range rules that depend on the target, for callers that price with
 /// a target other than the module's (a preset override): the sentence that
