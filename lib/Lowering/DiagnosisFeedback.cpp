@@ -4,6 +4,7 @@
 #include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Lowering/PlanLowering.h"
 #include "tandem/Scheduling/Schedule.h"
+#include "tandem/runtime/RunTrace.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -45,6 +46,12 @@ struct Reader {
     if (!occurrence || *occurrence < 0)
       return fail(where, "\"occurrence\" must be a non-negative integer");
     op.occurrence = *occurrence;
+    if (const llvm::json::Value *step = o->get("step")) {
+      std::optional<int64_t> s = step->getAsInteger();
+      if (!s || *s < 0)
+        return fail(where, "\"step\" must be a non-negative integer");
+      op.step = *s;
+    }
     if (const llvm::json::Value *dur = o->get("dur_us")) {
       std::optional<double> d = dur->getAsNumber();
       if (!d || !std::isfinite(*d) || *d < 0)
@@ -198,6 +205,21 @@ FailureOr<DiagnosisFeedback> mlir::tandem::loadDiagnosisFor(ModuleOp module,
   return std::move(*d);
 }
 
+FailureOr<::tandem::runtime::Plan> mlir::tandem::loadDiagnosedPlan(
+    ModuleOp module, const DiagnosisFeedback &diagnosis, StringRef path) {
+  std::string error;
+  std::optional<::tandem::runtime::Plan> plan =
+      ::tandem::runtime::readPlanFile(path.str(), error);
+  if (!plan)
+    return module.emitError() << "cannot read the diagnosed plan: " << error;
+  if (plan->function != diagnosis.function)
+    return module.emitError()
+           << "diagnosed plan '" << path << "' is of function @"
+           << plan->function << ", the diagnosis '" << diagnosis.origin
+           << "' of @" << diagnosis.function;
+  return std::move(*plan);
+}
+
 //===----------------------------------------------------------------------===//
 // Resolving names and writing the facts
 //===----------------------------------------------------------------------===//
@@ -222,10 +244,11 @@ static std::string describe(const DiagnosedOp &op) {
              : llvm::formatv("'{0}' (#{1})", op.name, op.occurrence + 1).str();
 }
 
-LogicalResult mlir::tandem::applyDiagnosis(func::FuncOp func,
-                                           const DiagnosisFeedback &diagnosis,
-                                           const CostModel &model,
-                                           RemarkLog *remarks) {
+LogicalResult
+mlir::tandem::applyDiagnosis(func::FuncOp func,
+                             const DiagnosisFeedback &diagnosis,
+                             const CostModel &model, RemarkLog *remarks,
+                             const ::tandem::runtime::Plan *plan) {
   // Ops by name, in program order, under the lowering's naming rule.
   llvm::StringMap<SmallVector<Operation *>> byName;
   for (Operation &op : func.getBody().getOps()) {
@@ -234,7 +257,8 @@ LogicalResult mlir::tandem::applyDiagnosis(func::FuncOp func,
     if (std::optional<std::string> name = getStepTraceName(&op))
       byName[withoutStart(*name)].push_back(&op);
   }
-  for (const auto &[name, count] : diagnosis.collectiveCounts) {
+  for (const auto &[name, count] : plan ? decltype(diagnosis.collectiveCounts)()
+                                        : diagnosis.collectiveCounts) {
     auto it = byName.find(withoutStart(name));
     int64_t have = it == byName.end() ? 0 : it->second.size();
     if (have != count)
@@ -253,6 +277,32 @@ LogicalResult mlir::tandem::applyDiagnosis(func::FuncOp func,
   };
   auto resolve = [&](const DiagnosedAnomaly &a,
                      const DiagnosedOp &op) -> FailureOr<Operation *> {
+    if (plan && op.step >= 0) {
+      if (size_t(op.step) >= plan->steps.size())
+        return func.emitError()
+               << "diagnosis '" << diagnosis.origin << "': anomaly #" << a.index
+               << " names step " << op.step << ", beyond the diagnosed plan's "
+               << plan->steps.size() << " steps";
+      const ::tandem::runtime::Step &step = plan->steps[op.step];
+      if (::tandem::runtime::stepTraceName(step) != op.name)
+        return func.emitError()
+               << "diagnosis '" << diagnosis.origin << "': anomaly #" << a.index
+               << " names " << describe(op) << " at step " << op.step
+               << ", which the diagnosed plan calls '"
+               << ::tandem::runtime::stepTraceName(step)
+               << "': the plan is not the one diagnosed";
+      auto it = byName.find(withoutStart(op.name));
+      if (it != byName.end())
+        for (Operation *candidate : it->second)
+          if (getStepLocation(candidate) == step.location)
+            return candidate;
+      return func.emitError()
+             << "diagnosis '" << diagnosis.origin << "': anomaly #" << a.index
+             << " names " << describe(op) << " (step " << op.step << ", at "
+             << step.location << "), which @" << func.getSymName()
+             << " has no op of that name at that location (the plan was "
+                "made from another file or function)";
+    }
     auto it = byName.find(withoutStart(op.name));
     size_t have = it == byName.end() ? 0 : it->second.size();
     if (size_t(op.occurrence) < have)
@@ -278,8 +328,11 @@ LogicalResult mlir::tandem::applyDiagnosis(func::FuncOp func,
             << " involves an op the plan does not have; nothing to avoid";
       continue;
     }
-    FailureOr<Operation *> ox = resolve(a, x), oy = resolve(a, y);
-    if (failed(ox) || failed(oy))
+    FailureOr<Operation *> ox = resolve(a, x);
+    if (failed(ox))
+      return failure();
+    FailureOr<Operation *> oy = resolve(a, y);
+    if (failed(oy))
       return failure();
     pairs[*ox].push_back(a.index);
     pairs[*oy].push_back(a.index);
@@ -319,7 +372,12 @@ LogicalResult mlir::tandem::applyDiagnosis(func::FuncOp func,
       }
       std::string error;
       std::optional<double> modelledUs;
-      if (auto compute = dyn_cast<ComputeOpInterface>(*op)) {
+      // Against the plan's prediction for the same step in the same
+      // schedule (contention included, as in the measurement); without a
+      // plan, against the model's time alone.
+      if (plan && d.step >= 0 && plan->steps[d.step].predictedDurationUs > 0) {
+        modelledUs = plan->steps[d.step].predictedDurationUs;
+      } else if (auto compute = dyn_cast<ComputeOpInterface>(*op)) {
         std::optional<ComputeEstimate> e = model.compute(compute, error);
         if (!e)
           return (*op)->emitError() << error;

@@ -33,6 +33,13 @@ std::string mlir::tandem::getStepLabel(Operation *op) {
   return "";
 }
 
+std::string mlir::tandem::getStepLocation(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->getLoc().print(os);
+  return text;
+}
+
 std::optional<std::string> mlir::tandem::getStepTraceName(Operation *op) {
   if (isa<func::ReturnOp>(op))
     return std::nullopt;
@@ -172,7 +179,7 @@ static rt::ReduceKind convert(ReduceKind kind) {
 
 LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
   step.name = op->getName().getStringRef().str();
-  step.location = locationText(op->getLoc());
+  step.location = getStepLocation(op);
   step.label = getStepLabel(op);
   if (auto sm = op->getAttrOfType<IntegerAttr>(kSmTargetAttrName))
     step.smTarget = sm.getInt();

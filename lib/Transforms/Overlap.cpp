@@ -57,11 +57,23 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
     if (failed(model))
       return signalPassFailure();
     std::optional<DiagnosisFeedback> diagnosis;
+    std::optional<::tandem::runtime::Plan> diagnosedPlan;
     if (!diagnosisPath.empty()) {
       FailureOr<DiagnosisFeedback> d = loadDiagnosisFor(module, diagnosisPath);
       if (failed(d))
         return signalPassFailure();
       diagnosis = std::move(*d);
+    }
+    if (!diagnosisPlanPath.empty()) {
+      if (!diagnosis) {
+        module.emitError() << "diagnosis-plan needs a diagnosis";
+        return signalPassFailure();
+      }
+      FailureOr<::tandem::runtime::Plan> p =
+          loadDiagnosedPlan(module, *diagnosis, diagnosisPlanPath);
+      if (failed(p))
+        return signalPassFailure();
+      diagnosedPlan = std::move(*p);
     }
     OpTimer timer(*model);
     OverlapOptions options;
@@ -76,7 +88,8 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
       if (func.isExternal())
         continue;
       if (diagnosis && func.getSymName() == diagnosis->function) {
-        if (failed(applyDiagnosis(func, *diagnosis, *model, options.remarks)))
+        if (failed(applyDiagnosis(func, *diagnosis, *model, options.remarks,
+                                  diagnosedPlan ? &*diagnosedPlan : nullptr)))
           return signalPassFailure();
       }
       // The input, to prove the schedule computes the same values.

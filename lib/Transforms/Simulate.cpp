@@ -38,14 +38,26 @@ struct SimulatePass
 
     // With a diagnosis, a copy carries its measured durations.
     OwningOpRef<ModuleOp> measured;
+    if (!diagnosisPlanPath.empty() && diagnosisPath.empty()) {
+      module.emitError() << "diagnosis-plan needs a diagnosis";
+      return signalPassFailure();
+    }
     if (!diagnosisPath.empty()) {
       FailureOr<DiagnosisFeedback> d = loadDiagnosisFor(module, diagnosisPath);
       if (failed(d))
         return signalPassFailure();
+      std::optional<::tandem::runtime::Plan> plan;
+      if (!diagnosisPlanPath.empty()) {
+        FailureOr<::tandem::runtime::Plan> p =
+            loadDiagnosedPlan(module, *d, diagnosisPlanPath);
+        if (failed(p))
+          return signalPassFailure();
+        plan = std::move(*p);
+      }
       measured = module.clone();
       if (failed(applyDiagnosis(
               measured->lookupSymbol<func::FuncOp>(d->function), *d, *model,
-              /*remarks=*/nullptr)))
+              /*remarks=*/nullptr, plan ? &*plan : nullptr)))
         return signalPassFailure();
     }
     ModuleOp simulated = measured ? *measured : module;

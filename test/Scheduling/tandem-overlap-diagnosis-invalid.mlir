@@ -1,8 +1,11 @@
-// Errors of the `diagnosis` option (docs/diagnosis.md, "Prevention"): an
-// unreadable or malformed report, a report of another function, an op the
-// function does not have, and a function numbered differently from the
-// diagnosed plan. Each needs its own report, so each case is a file of its
-// own; the reports are in Inputs/diagnosis/.
+// Errors of the `diagnosis` and `diagnosis-plan` options (docs/diagnosis.md,
+// "Prevention"): an unreadable or malformed report or plan, a report or plan
+// of another function, an op the function does not have (by name and
+// occurrence, or at the diagnosed plan's step location), a function numbered
+// differently from the diagnosed plan. Each needs its own options, so each
+// case is a file of its own; the reports and plans are in
+// Inputs/diagnosis/ (plan.json: this function's bulk plan, made from a file
+// called step.mlir).
 // RUN: split-file %s %t
 // RUN: tandem-opt %t/missing.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/missing.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/not-json.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/not-json.json" -verify-diagnostics -o /dev/null
@@ -14,6 +17,13 @@
 // RUN: tandem-opt %t/unknown-op.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/unknown-op.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/occurrence.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/occurrence.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/pipelined.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/pipelined.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-alone.mlir --tandem-overlap="diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-alone-simulate.mlir --tandem-simulate="diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-missing.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/harmful.json diagnosis-plan=%S/Inputs/diagnosis/missing.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-function.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/harmful.json diagnosis-plan=%S/Inputs/diagnosis/plan-other.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-step-name.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/plan-step-name.json diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-step-range.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/plan-step-range.json diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/plan-location.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/harmful.json diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
 
 //--- missing.mlir
 // expected-error @+1 {{missing.json': No such file or directory}}
@@ -136,6 +146,97 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 module attributes {tandem.target = #tandem.target<"h200">} {
   tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
   // expected-error @+1 {{pipelined.json': its plan has 4 'tandem.reduce_scatter_start' op(s), @step has 1: the ops are numbered differently (a pipeline strategy splits collectives); diagnose a plan of a strategy without pipelines, or re-plan the function that was diagnosed}}
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-alone.mlir
+// expected-error @+1 {{diagnosis-plan needs a diagnosis}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-alone-simulate.mlir
+// expected-error @+1 {{diagnosis-plan needs a diagnosis}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-missing.mlir
+// expected-error @+1 {{cannot read the diagnosed plan: cannot open plan file}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-function.mlir
+// expected-error @+1 {{plan-other.json' is of function @other, the diagnosis}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-step-name.mlir
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  // expected-error @+1 {{anomaly #0 names 'tandem.reduce_scatter_start' at step 0, which the diagnosed plan calls 'tandem.matmul l0.fc2': the plan is not the one diagnosed}}
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-step-range.mlir
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  // expected-error @+1 {{anomaly #0 names step 9, beyond the diagnosed plan's 5 steps}}
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- plan-location.mlir
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  // expected-error @+1 {{anomaly #0 names 'tandem.reduce_scatter_start' (step 1, at loc("step.mlir":6:10)), which @step has no op of that name at that location (the plan was made from another file or function)}}
   func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
     %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
     %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>

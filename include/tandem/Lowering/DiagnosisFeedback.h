@@ -21,6 +21,7 @@
 
 #include "tandem/Analysis/CostModel.h"
 #include "tandem/Scheduling/RemarkLog.h"
+#include "tandem/runtime/Plan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringRef.h"
@@ -37,6 +38,7 @@ struct DiagnosedOp {
   std::string name;
   int64_t occurrence = 0; ///< 0-based, among the ops of that name.
   double durUs = 0;       ///< Measured duration.
+  int64_t step = -1;      ///< The diagnosed plan's step index, where known.
 };
 
 /// One anomaly of a diagnosis (its `anomalies[index]`).
@@ -74,7 +76,17 @@ struct DiagnosisFeedback {
 FailureOr<DiagnosisFeedback> loadDiagnosisFor(ModuleOp module,
                                               llvm::StringRef path);
 
-/// Writes the diagnosis's facts on `func` (the function it measured):
+/// Writes the diagnosis's facts on `func` (the function it measured).
+///
+/// With `plan` (the plan the diagnosed run executed), an op the diagnosis
+/// gives a `step` for is the op of `func` at that step's source location
+/// (Step::location) with that name: ops keep their locations through
+/// scheduling, so `func` may be the unscheduled input the plan was made
+/// from, in any order, and a pipeline's chunks resolve to the op they split.
+/// Its measured scale is then over the step's own predicted time alone.
+/// Without a plan (or without a step), an op is the k-th op of its name in
+/// `func`'s program order, which is right when `func` is numbered as the
+/// plan was (the counts of collectives are checked):
 /// `tandem.avoid_overlap` on the two ops of every harmful overlap (pair id:
 /// the anomaly's index) and `tandem.measured_scale` on the ops of every lost
 /// expected overlap (the measured duration over `model`'s time alone for
@@ -88,7 +100,15 @@ FailureOr<DiagnosisFeedback> loadDiagnosisFor(ModuleOp module,
 /// `remarks`, says what each op was given and what was skipped and why.
 LogicalResult applyDiagnosis(func::FuncOp func,
                              const DiagnosisFeedback &diagnosis,
-                             const CostModel &model, RemarkLog *remarks);
+                             const CostModel &model, RemarkLog *remarks,
+                             const ::tandem::runtime::Plan *plan = nullptr);
+
+/// Reads the plan a diagnosed run executed (`diagnosis-plan`) and checks it
+/// is of the diagnosis's function; emits an error on `module` and fails
+/// otherwise.
+FailureOr<::tandem::runtime::Plan>
+loadDiagnosedPlan(ModuleOp module, const DiagnosisFeedback &diagnosis,
+                  llvm::StringRef path);
 
 } // namespace tandem
 } // namespace mlir

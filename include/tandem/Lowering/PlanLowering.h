@@ -26,6 +26,8 @@ namespace tandem {
 /// The label of the step `op` lowers to: an opaque op's kernel, else the
 /// op's `layer` tag, else empty.
 std::string getStepLabel(Operation *op);
+/// The source location a plan step records for `op` (Step::location).
+std::string getStepLocation(Operation *op);
 /// The name a tandem-run trace gives the step `op` lowers to
 /// (runtime::stepTraceName: `<op> <label>`), or std::nullopt for ops that
 /// lower to no step (the terminator, dim-0 view slices).

@@ -48,6 +48,9 @@ def TandemSimulate : Pass<"tandem-simulate", "::mlir::ModuleOp"> {
     Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
            "tandem-diagnose --json report whose measured durations the "
            "simulation uses">,
+    Option<"diagnosisPlanPath", "diagnosis-plan", "std::string", "\"\"",
+           "The plan the diagnosed run executed: resolve the report's ops "
+           "by its steps' source locations">,
     Option<"reportPath", "report", "std::string", "\"\"",
            "Write the JSON report to this file ('-' for stdout)">,
     Option<"tracePath", "trace", "std::string", "\"\"",
@@ -266,9 +269,12 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     a plan of this module), the function it measured gets its facts first:
     the two ops of every harmful overlap are kept apart by every strategy,
     and the ops of every lost expected overlap are priced at their measured
-    durations (docs/diagnosis.md, "Prevention"). An unreadable or malformed
-    report, a function the module does not define and an op name the
-    function does not have are errors.
+    durations (docs/diagnosis.md, "Prevention"). With `diagnosis-plan` (the
+    plan that run executed), the report's ops are found by the source
+    locations of their plan steps, so the input may be the unscheduled
+    function the plan was made from; without it, by name and occurrence. An
+    unreadable or malformed report or plan, a function the module does not
+    define and an op the function does not have are errors.
   }];
   let options = !listconcat([
     Option<"strategy", "strategy", "std::string", "\"auto\"",
@@ -288,7 +294,10 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
            "(tandem-verify-schedule with a reference)">,
     Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
            "tandem-diagnose --json report of a measured run: keep its "
-           "harmful overlaps apart, take its measured durations">
+           "harmful overlaps apart, take its measured durations">,
+    Option<"diagnosisPlanPath", "diagnosis-plan", "std::string", "\"\"",
+           "The plan the diagnosed run executed: resolve the report's ops "
+           "by its steps' source locations">
   ], TargetOptions);
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions scheduled">
