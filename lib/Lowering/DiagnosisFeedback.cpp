@@ -389,6 +389,13 @@ mlir::tandem::applyDiagnosis(func::FuncOp func,
       if (d.durUs <= 0 || *modelledUs <= 0)
         continue; // Nothing to scale.
       double scale = d.durUs / *modelledUs;
+      if (scale < kMinMeasuredScale || scale > kMaxMeasuredScale)
+        return (*op)->emitError()
+               << "diagnosis '" << diagnosis.origin << "': anomaly #" << a.index
+               << " measured " << describe(d) << " at " << d.durUs
+               << " us against " << *modelledUs
+               << " us predicted: a ratio outside [1e-06, 1e+06] is not a "
+                  "measurement of this op";
       (*op)->setDiscardableAttr(kMeasuredScaleAttrName,
                                 b.getF64FloatAttr(scale));
       if (remarks)

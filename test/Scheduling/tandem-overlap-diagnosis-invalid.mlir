@@ -24,6 +24,7 @@
 // RUN: tandem-opt %t/plan-step-name.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/plan-step-name.json diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/plan-step-range.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/plan-step-range.json diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/plan-location.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/harmful.json diagnosis-plan=%S/Inputs/diagnosis/plan.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/absurd.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/absurd.json" -verify-diagnostics -o /dev/null
 
 //--- missing.mlir
 // expected-error @+1 {{missing.json': No such file or directory}}
@@ -240,6 +241,19 @@ module attributes {tandem.target = #tandem.target<"h200">} {
   func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
     %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
     %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- absurd.mlir
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    // expected-error @+1 {{absurd.json': anomaly #0 measured 'tandem.reduce_scatter_start' at 1.000000e-05 us against 5.877796e+01 us predicted: a ratio outside [1e-06, 1e+06] is not a measurement of this op}}
     %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
     %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
     return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>

@@ -199,14 +199,14 @@ LogicalResult mlir::tandem::verifyScheduleAttribute(Operation *op,
     return success();
   }
   if (name == kMeasuredScaleAttrName) {
-    auto us = dyn_cast<FloatAttr>(value);
-    if (!us || !us.getType().isF64() || !std::isfinite(us.getValueAsDouble()) ||
-        us.getValueAsDouble() <= 0)
-      return op->emitError()
-             << "'" << name
-             << "' must be a positive finite f64 (measured over "
-                "modelled time), got "
-             << value;
+    auto scale = dyn_cast<FloatAttr>(value);
+    double v = scale ? scale.getValueAsDouble() : 0;
+    if (!scale || !scale.getType().isF64() || !std::isfinite(v) ||
+        v < kMinMeasuredScale || v > kMaxMeasuredScale)
+      return op->emitError() << "'" << name
+                             << "' must be an f64 in [1e-06, 1e+06] (measured "
+                                "over modelled time), got "
+                             << value;
     return success();
   }
   if (name == kAvoidOverlapAttrName) {

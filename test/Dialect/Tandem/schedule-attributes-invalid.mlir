@@ -236,7 +236,7 @@ module {
 // A diagnosis's facts (docs/diagnosis.md, "Prevention").
 module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.measured_scale' must be a positive finite f64 (measured over modelled time), got 0.000000e+00 : f64}}
+    // expected-error @+1 {{'tandem.measured_scale' must be an f64 in [1e-06, 1e+06] (measured over modelled time), got 0.000000e+00 : f64}}
     %y = tandem.elementwise copy %x {tandem.measured_scale = 0.0 : f64} : tensor<8xbf16> -> tensor<8xbf16>
     return %y : tensor<8xbf16>
   }
@@ -246,8 +246,18 @@ module {
 
 module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{'tandem.measured_scale' must be a positive finite f64 (measured over modelled time), got 2 : i64}}
+    // expected-error @+1 {{'tandem.measured_scale' must be an f64 in [1e-06, 1e+06] (measured over modelled time), got 2 : i64}}
     %y = tandem.elementwise copy %x {tandem.measured_scale = 2 : i64} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.measured_scale' must be an f64 in [1e-06, 1e+06] (measured over modelled time), got 1.000000e+07 : f64}}
+    %y = tandem.elementwise copy %x {tandem.measured_scale = 1.0e7 : f64} : tensor<8xbf16> -> tensor<8xbf16>
     return %y : tensor<8xbf16>
   }
 }

@@ -75,6 +75,9 @@ constexpr int64_t kMaxStreams = 64;
 constexpr int64_t kMaxEvents = int64_t(1) << 20;
 /// Largest SM count a target may give (sm_target's bound without a target).
 constexpr int64_t kMaxSmCount = 4096;
+/// Bounds on `tandem.measured_scale`: a measurement this far from the model
+/// is not of the op, and larger factors would overflow the times they scale.
+constexpr double kMinMeasuredScale = 1e-6, kMaxMeasuredScale = 1e6;
 
 /// Typed reads of the op attributes above. The verifier has checked types
 /// and ranges on verified IR; on an attribute of the wrong type these
