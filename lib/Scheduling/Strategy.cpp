@@ -105,7 +105,7 @@ void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
                                     const OverlapOptions &options) {
   // Pairs a diagnosis found harmful are kept apart before anything is
   // priced on the final order.
-  avoidHarmfulOverlaps(func, options.remarks);
+  avoidHarmfulOverlaps(func, options.memoryBudget, options.remarks);
   const GpuSpec &gpu = timer.costModel().gpu();
   SmallVector<int64_t> budgets;
   for (int64_t k : kDefaultCommSmsCandidates)
