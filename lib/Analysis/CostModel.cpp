@@ -520,6 +520,7 @@ ComputeCostInputs ComputeCostInputs::of(ComputeOpInterface op) {
     in.memoryKernel = MemoryKernel::normGrad;
   else if (isa<SliceOp, ConcatOp, RingConcatOp>(o))
     in.memoryKernel = MemoryKernel::layoutCopy;
+  in.measuredScale = getMeasuredScale(op);
   return in;
 }
 
@@ -532,6 +533,21 @@ std::optional<ComputeEstimate> CostModel::compute(ComputeOpInterface op,
 std::optional<ComputeEstimate> CostModel::compute(const ComputeCostInputs &in,
                                                   std::string &error,
                                                   int64_t sms) const {
+  std::optional<ComputeEstimate> e = modelled(in, error, sms);
+  if (!e || !in.measuredScale)
+    return e;
+  // A measurement corrects the model for this op; the model still says how
+  // SM counts compare.
+  double scale = *in.measuredScale;
+  e->timeUs *= scale;
+  e->tileUs *= scale;
+  e->floorUs *= scale;
+  return e;
+}
+
+std::optional<ComputeEstimate> CostModel::modelled(const ComputeCostInputs &in,
+                                                   std::string &error,
+                                                   int64_t sms) const {
   Type elementType = in.elementType;
   double bytes = in.bytes;
   double flops = in.flops;
@@ -789,6 +805,16 @@ CollectiveEstimate CollectiveEstimateCache::get(CollectiveKind kind,
     it->second =
         model.collective(kind, payloadBytes, group, ctas, std::nullopt, shift);
   return it->second;
+}
+
+CollectiveEstimate CollectiveEstimateCache::get(CollectiveOpInterface op,
+                                                const GroupSpec &group,
+                                                int64_t ctas) {
+  CollectiveEstimate e = get(op.getCollectiveKind(), op.getPayloadBytes(),
+                             group, ctas, collectiveShift(op));
+  if (std::optional<double> scale = getMeasuredScale(op))
+    e.timeUs *= *scale;
+  return e;
 }
 
 int64_t mlir::tandem::collectiveShift(CollectiveOpInterface op) {

@@ -569,6 +569,7 @@ public:
                                               held.count({a.ops[0], a.ops[1]});
                                      }),
                       d.anomalies.end());
+    attachConsequences(ep, mp, d);
     std::stable_sort(
         d.anomalies.begin(), d.anomalies.end(),
         [](const Anomaly &x, const Anomaly &y) { return x.lostUs > y.lostUs; });
@@ -576,12 +577,70 @@ public:
   }
 
 private:
+  /// An effect whose ops include a root's culprit, or an op that ran beside
+  /// that culprit in MEASURED and not in EXPECTED (the culprit is an extra
+  /// op, or their expected namesakes did not overlap), is the root's
+  /// consequence: the culprit changed what that op ran with.
+  void attachConsequences(const std::vector<OverlapPair> &ep,
+                          const std::vector<OverlapPair> &mp, Diagnosis &d) {
+    std::set<std::pair<int64_t, int64_t>> planned, beside;
+    for (const OverlapPair &p : ep)
+      planned.insert(
+          {std::min<int64_t>(p.a, p.b), std::max<int64_t>(p.a, p.b)});
+    for (const OverlapPair &p : mp) {
+      beside.insert({p.a, p.b});
+      beside.insert({p.b, p.a});
+    }
+    auto newlyBeside = [&](int64_t x, int64_t culprit) {
+      if (!beside.count({x, culprit}))
+        return false;
+      int64_t ex = match.expectedOf[x], ec = match.expectedOf[culprit];
+      return ex < 0 || ec < 0 ||
+             !planned.count({std::min(ex, ec), std::max(ex, ec)});
+    };
+    std::vector<int64_t> rootOf(d.anomalies.size(), -1);
+    for (size_t b = 0; b < d.anomalies.size(); ++b) {
+      const Anomaly &effect = d.anomalies[b];
+      if (!isEffect(effect.cause))
+        continue;
+      for (size_t a = 0; a < d.anomalies.size() && rootOf[b] < 0; ++a) {
+        int64_t culprit = d.anomalies[a].culprit;
+        if (a == b || culprit < 0)
+          continue;
+        for (int64_t x : effect.ops)
+          if (x == culprit || newlyBeside(x, culprit)) {
+            rootOf[b] = static_cast<int64_t>(a);
+            break;
+          }
+      }
+    }
+    std::vector<Anomaly> roots;
+    std::vector<int64_t> newIndex(d.anomalies.size(), -1);
+    for (size_t k = 0; k < d.anomalies.size(); ++k)
+      if (rootOf[k] < 0) {
+        newIndex[k] = static_cast<int64_t>(roots.size());
+        roots.push_back(std::move(d.anomalies[k]));
+      }
+    for (size_t k = 0; k < d.anomalies.size(); ++k)
+      if (rootOf[k] >= 0) {
+        Anomaly &root = roots[newIndex[rootOf[k]]];
+        d.anomalies[k].detail += "; a consequence of " +
+                                 quoted(m.ops[root.culprit]) +
+                                 ", which ran beside it";
+        root.consequences.push_back(std::move(d.anomalies[k]));
+      }
+    d.anomalies = std::move(roots);
+  }
+
   /// Records a lost overlap about its first op.
   /// Records a lost overlap about its first op, or, when an earlier one
   /// has the same cause and the same culprit (its last op, e.g. the one
   /// late GEMM two collectives were planned under), adds it to that one:
   /// one root cause, one anomaly.
   void add(Anomaly an, Diagnosis &d) {
+    if (an.kind == AnomalyKind::LostOverlap && !isEffect(an.cause) &&
+        an.cause != Cause::Unexplained && an.ops.size() >= 2)
+      an.culprit = an.ops.back();
     if (an.ops.size() >= 2) {
       for (size_t k = 0; k < d.anomalies.size(); ++k) {
         Anomaly &root = d.anomalies[k];
@@ -707,6 +766,11 @@ private:
 };
 
 } // namespace
+
+bool isEffect(Cause cause) {
+  return cause == Cause::Contention || cause == Cause::SlowerCollective ||
+         cause == Cause::ShorterCompute;
+}
 
 std::vector<double> exposedUs(const Timeline &t) {
   IntervalSet compute;

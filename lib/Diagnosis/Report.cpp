@@ -72,6 +72,13 @@ void printReport(const Diagnosis &d, const Timeline &e, const Timeline &m,
     for (size_t x = 0; x < a.ops.size(); ++x)
       os << (x ? ", " : "") << "'" << label(m.ops[a.ops[x]]) << "'";
     os << "\n     " << a.detail << "\n";
+    for (const Anomaly &c : a.consequences) {
+      os << "     consequence: " << anomalyKindName(c.kind) << " ("
+         << causeName(c.cause) << "), " << fixed(c.lostUs) << " us: ";
+      for (size_t x = 0; x < c.ops.size(); ++x)
+        os << (x ? ", " : "") << "'" << label(m.ops[c.ops[x]]) << "'";
+      os << "\n       " << c.detail << "\n";
+    }
   }
 
   os << "\nper collective (exposed us: planned -> measured; hidden under):\n";
@@ -118,8 +125,7 @@ void writeReportJson(const Diagnosis &d, const Timeline &e, const Timeline &m,
   j["expected_span_us"] = d.expectedSpanUs;
   j["measured_span_us"] = d.measuredSpanUs;
   j["matched_ops"] = d.matching.matched;
-  ordered_json anomalies = ordered_json::array();
-  for (const Anomaly &a : d.anomalies) {
+  auto anomalyJson = [&](const Anomaly &a) {
     ordered_json x;
     x["kind"] = anomalyKindName(a.kind);
     x["cause"] = causeName(a.cause);
@@ -132,6 +138,15 @@ void writeReportJson(const Diagnosis &d, const Timeline &e, const Timeline &m,
     x["ops"] = names;
     x["op_details"] = refs;
     x["detail"] = a.detail;
+    return x;
+  };
+  ordered_json anomalies = ordered_json::array();
+  for (const Anomaly &a : d.anomalies) {
+    ordered_json x = anomalyJson(a);
+    ordered_json consequences = ordered_json::array();
+    for (const Anomaly &c : a.consequences)
+      consequences.push_back(anomalyJson(c));
+    x["consequences"] = consequences;
     anomalies.push_back(x);
   }
   j["anomalies"] = anomalies;
@@ -188,6 +203,10 @@ void writeDiagnosisTrace(const Diagnosis &d, const Timeline &e,
                       anomalyKindName(a.kind) + " (" + causeName(a.cause) + ")";
     for (int64_t i : a.ops)
       marks[i].push_back(tag);
+    for (const Anomaly &c : a.consequences)
+      for (int64_t i : c.ops)
+        marks[i].push_back(tag + ", consequence: " + anomalyKindName(c.kind) +
+                           " (" + causeName(c.cause) + ")");
   }
   json events = json::array();
   auto process = [&](int pid, const Timeline &t, const std::string &what,

@@ -6,6 +6,7 @@
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Simulator/Simulate.h"
 #include "tandem/runtime/MemoryPlanner.h"
+#include "tandem/runtime/RunTrace.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -23,6 +24,32 @@ static_assert(mlir::tandem::kMaxEvents == tandem::runtime::kMaxPlanEvents,
 using namespace mlir;
 using namespace mlir::tandem;
 namespace rt = ::tandem::runtime;
+
+std::string mlir::tandem::getStepLabel(Operation *op) {
+  if (auto o = dyn_cast<OpaqueOp>(op))
+    return o.getKernel().str();
+  if (auto layer = op->getAttrOfType<StringAttr>("layer"))
+    return layer.str();
+  return "";
+}
+
+std::string mlir::tandem::getStepLocation(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->getLoc().print(os);
+  return text;
+}
+
+std::optional<std::string> mlir::tandem::getStepTraceName(Operation *op) {
+  if (isa<func::ReturnOp>(op))
+    return std::nullopt;
+  if (auto s = dyn_cast<SliceOp>(op); s && s.isView())
+    return std::nullopt;
+  rt::Step step;
+  step.name = op->getName().getStringRef().str();
+  step.label = getStepLabel(op);
+  return rt::stepTraceName(step);
+}
 
 namespace {
 
@@ -152,9 +179,8 @@ static rt::ReduceKind convert(ReduceKind kind) {
 
 LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
   step.name = op->getName().getStringRef().str();
-  step.location = locationText(op->getLoc());
-  if (auto layer = op->getAttrOfType<StringAttr>("layer"))
-    step.label = layer.str();
+  step.location = getStepLocation(op);
+  step.label = getStepLabel(op);
   if (auto sm = op->getAttrOfType<IntegerAttr>(kSmTargetAttrName))
     step.smTarget = sm.getInt();
   if (auto sms = op->getAttrOfType<IntegerAttr>(kCommSmsAttrName))
@@ -243,7 +269,6 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
       })
       .Case([&](OpaqueOp o) -> LogicalResult {
         step.kind = rt::StepKind::Opaque;
-        step.label = o.getKernel().str();
         step.declaredBytes = o.getDeclaredBytes();
         step.declaredFlops = o.getDeclaredFlops().convertToDouble();
         if (failed(addInputs(o.getInputs())))

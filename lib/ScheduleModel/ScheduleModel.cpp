@@ -126,9 +126,8 @@ ScheduleModel::build(func::FuncOp func, const CostModel &model,
           if (std::optional<std::string> error =
                   checkCommSms(*ctas, gpu.smCount))
             return op.emitError() << *error;
-        CollectiveEstimate e = collectiveEstimates.get(
-            collective.getCollectiveKind(), collective.getPayloadBytes(),
-            *group, ctas.value_or(0), collectiveShift(collective));
+        CollectiveEstimate e =
+            collectiveEstimates.get(collective, *group, ctas.value_or(0));
         std::string name = std::move(task.name);
         task = collectiveTask(e, ctas.value_or(gpu.collectiveSms), "");
         task.name = std::move(name);

@@ -13,9 +13,7 @@ double OpTimer::collectiveUs(CollectiveOpInterface op, int64_t ctas) {
   const GroupSpec *g = group(op);
   if (!g)
     return 0.0;
-  return collectives
-      .get(op.getCollectiveKind(), op.getPayloadBytes(), *g, ctas, collectiveShift(op))
-      .timeUs;
+  return collectives.get(op, *g, ctas).timeUs;
 }
 
 std::optional<double> OpTimer::timeUs(Operation *op, std::string &error) {

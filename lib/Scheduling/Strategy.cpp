@@ -1,6 +1,7 @@
 //===- Strategy.cpp - Overlap strategies and the automatic choice ---------===//
 
 #include "tandem/Scheduling/Strategy.h"
+#include "tandem/Scheduling/AvoidOverlap.h"
 #include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Simulator/Simulate.h"
 
@@ -114,6 +115,9 @@ void mlir::tandem::applyOverlapStrategy(func::FuncOp func, OpTimer &timer,
 
 void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
                                     const OverlapOptions &options) {
+  // Pairs a diagnosis found harmful are kept apart before anything is
+  // priced on the final order.
+  avoidHarmfulOverlaps(func, options.memoryBudget, options.remarks);
   const GpuSpec &gpu = timer.costModel().gpu();
   SmallVector<int64_t> budgets;
   for (int64_t k : kDefaultCommSmsCandidates)

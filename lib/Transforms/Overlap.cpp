@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Analysis/Target.h"
+#include "tandem/Lowering/DiagnosisFeedback.h"
 #include "tandem/Scheduling/Strategy.h"
 #include "tandem/Scheduling/Streams.h"
 #include "tandem/Scheduling/VerifySchedule.h"
@@ -55,6 +56,25 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
         buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
+    std::optional<DiagnosisFeedback> diagnosis;
+    std::optional<::tandem::runtime::Plan> diagnosedPlan;
+    if (!diagnosisPath.empty()) {
+      FailureOr<DiagnosisFeedback> d = loadDiagnosisFor(module, diagnosisPath);
+      if (failed(d))
+        return signalPassFailure();
+      diagnosis = std::move(*d);
+    }
+    if (!diagnosisPlanPath.empty()) {
+      if (!diagnosis) {
+        module.emitError() << "diagnosis-plan needs a diagnosis";
+        return signalPassFailure();
+      }
+      FailureOr<::tandem::runtime::Plan> p =
+          loadDiagnosedPlan(module, *diagnosis, diagnosisPlanPath);
+      if (failed(p))
+        return signalPassFailure();
+      diagnosedPlan = std::move(*p);
+    }
     OpTimer timer(*model);
     OverlapOptions options;
     options.memoryBudget = memoryBudget;
@@ -67,6 +87,11 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
+      if (diagnosis && func.getSymName() == diagnosis->function) {
+        if (failed(applyDiagnosis(func, *diagnosis, *model, options.remarks,
+                                  diagnosedPlan ? &*diagnosedPlan : nullptr)))
+          return signalPassFailure();
+      }
       // The input, to prove the schedule computes the same values.
       func::FuncOp reference = verify ? func.clone() : func::FuncOp();
       llvm::scope_exit dropReference([&] {

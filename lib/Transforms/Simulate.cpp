@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Simulator/Simulate.h"
+#include "tandem/Lowering/DiagnosisFeedback.h"
 #include "tandem/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -35,8 +36,34 @@ struct SimulatePass
     if (failed(model))
       return signalPassFailure();
 
+    // With a diagnosis, a copy carries its measured durations.
+    OwningOpRef<ModuleOp> measured;
+    if (!diagnosisPlanPath.empty() && diagnosisPath.empty()) {
+      module.emitError() << "diagnosis-plan needs a diagnosis";
+      return signalPassFailure();
+    }
+    if (!diagnosisPath.empty()) {
+      FailureOr<DiagnosisFeedback> d = loadDiagnosisFor(module, diagnosisPath);
+      if (failed(d))
+        return signalPassFailure();
+      std::optional<::tandem::runtime::Plan> plan;
+      if (!diagnosisPlanPath.empty()) {
+        FailureOr<::tandem::runtime::Plan> p =
+            loadDiagnosedPlan(module, *d, diagnosisPlanPath);
+        if (failed(p))
+          return signalPassFailure();
+        plan = std::move(*p);
+      }
+      measured = module.clone();
+      if (failed(applyDiagnosis(
+              measured->lookupSymbol<func::FuncOp>(d->function), *d, *model,
+              /*remarks=*/nullptr, plan ? &*plan : nullptr)))
+        return signalPassFailure();
+    }
+    ModuleOp simulated = measured ? *measured : module;
+
     SmallVector<SimulationReport, 1> reports;
-    for (auto func : module.getOps<func::FuncOp>()) {
+    for (auto func : simulated.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       FailureOr<SimulationReport> report = simulateFunction(func, *model);

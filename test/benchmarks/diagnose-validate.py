@@ -36,7 +36,10 @@ most typical clean run: the one the other clean runs differ from least.)
 A case is detected when an anomaly of its cause names the injected ops (the
 collective and the kernel, GEMM or event it was made to wait for); every
 other anomaly, in any run, is a false positive. Precision = anomalies that
-detect an injection / all anomalies; recall = detected cases / cases.
+detect an injection / all anomalies; recall = detected cases / cases. The
+anomalies counted are the report's root causes: an effect the tool
+attributes to a root's culprit (its `consequences`, docs/diagnosis.md) is
+listed with it and not counted again.
 Only python3's standard library is needed.
 """
 
@@ -388,6 +391,7 @@ def score(out, as_json=None):
         spec = json.load(f)
     diagnose = tool("tandem-diagnose")
     rows, total, true, detected, injected = [], 0, 0, 0, 0
+    consequences = 0
     attributable = 0
     effective_cases = effective_detected = 0
     per_class = {}
@@ -441,6 +445,7 @@ def score(out, as_json=None):
         caused = [a for a in anomalies if a not in hit and culprit in
                   {(o["name"], o["occurrence"]) for o in a["op_details"]}]
         total += len(anomalies)
+        consequences += sum(len(a.get("consequences", [])) for a in anomalies)
         true += len(hit)
         attributable += len(hit) + len(caused)
         c = per_class.setdefault(case["class"], {"cases": 0, "detected": 0,
@@ -461,7 +466,10 @@ def score(out, as_json=None):
                      "detected": bool(hit) if case["class"] != "clean" else None,
                      "exposed_collective": effective,
                      "anomalies": [(a["kind"], a["cause"], a["ops"], round(a["lost_us"], 1))
-                                   for a in anomalies]})
+                                   for a in anomalies],
+                     "consequences": [(c["kind"], c["cause"], c["ops"], round(c["lost_us"], 1))
+                                      for a in anomalies
+                                      for c in a.get("consequences", [])]})
     precision = true / total if total else 1.0
     recall = detected / injected if injected else 0.0
     print("%-32s %-8s %-9s %s" % ("case", "exposed", "detected",
@@ -480,6 +488,8 @@ def score(out, as_json=None):
     print("\nprecision %.3f (%d of %d anomalies detect an injection; %d of them "
           "name the injected op: %.3f)" % (precision, true, total, attributable,
                                            attributable / total if total else 1.0))
+    print("          (%d consequences listed under their root causes, not counted)"
+          % consequences)
     print("recall    %.3f (%d of %d injected cases detected)" % (recall, detected, injected))
     print("recall    %.3f over the %d cases whose injection exposed its collective "
           "(%d detected)" % (effective_detected / effective_cases if effective_cases else 0.0,
@@ -493,6 +503,7 @@ def score(out, as_json=None):
                        "attributable_precision":
                            attributable / total if total else 1.0,
                        "anomalies": total, "true_anomalies": true,
+                       "consequences": consequences,
                        "injected": injected, "detected": detected,
                        "per_class": per_class, "cases": rows,
                        "max_diagnosis_seconds": max(seconds)}, f, indent=1)

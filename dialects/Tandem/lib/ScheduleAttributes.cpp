@@ -7,6 +7,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tandem;
 
@@ -38,6 +40,19 @@ ArrayRef<int64_t> mlir::tandem::getWaitEvents(Operation *op) {
   return {};
 }
 
+std::optional<double> mlir::tandem::getMeasuredScale(Operation *op) {
+  if (auto attr = dyn_cast_or_null<FloatAttr>(
+          op->getDiscardableAttr(kMeasuredScaleAttrName)))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+ArrayRef<int64_t> mlir::tandem::getAvoidOverlap(Operation *op) {
+  if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+          op->getDiscardableAttr(kAvoidOverlapAttrName)))
+    return attr.asArrayRef();
+  return {};
+}
+
 std::optional<std::string> mlir::tandem::checkSmTarget(int64_t value,
                                                        int64_t smCount) {
   if (value >= 1 && value <= smCount)
@@ -58,7 +73,7 @@ std::optional<std::string> mlir::tandem::checkCommSms(int64_t value,
 
 namespace {
 /// Where an attribute may stand.
-enum class Holder { Op, ComputeOp, Collective, Function, Module };
+enum class Holder { Op, ComputeOp, Collective, PricedOp, Function, Module };
 
 struct AttrRule {
   StringLiteral name;
@@ -77,6 +92,8 @@ constexpr AttrRule kRules[] = {
     {kNumStreamsAttrName, Holder::Function, false},
     {kNumEventsAttrName, Holder::Function, false},
     {kCalibrationAttrName, Holder::Module, false},
+    {kMeasuredScaleAttrName, Holder::PricedOp, false},
+    {kAvoidOverlapAttrName, Holder::PricedOp, true},
 };
 } // namespace
 
@@ -88,6 +105,8 @@ static StringRef describe(Holder holder) {
     return "a compute op";
   case Holder::Collective:
     return "a collective";
+  case Holder::PricedOp:
+    return "a compute op or a collective";
   case Holder::Function:
     return "a function";
   case Holder::Module:
@@ -104,6 +123,8 @@ static bool holds(Holder holder, Operation *op) {
     return isa<ComputeOpInterface>(op);
   case Holder::Collective:
     return isa<CollectiveOpInterface>(op);
+  case Holder::PricedOp:
+    return isa<ComputeOpInterface, CollectiveOpInterface>(op);
   case Holder::Function:
     return isa<FunctionOpInterface>(op);
   case Holder::Module:
@@ -114,12 +135,12 @@ static bool holds(Holder holder, Operation *op) {
 
 /// The SM count of the target the op's module names, if it names one.
 static std::optional<int64_t> targetSmCount(Operation *op) {
-  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
-                                  : op->getParentOfType<ModuleOp>();
+  auto module =
+      isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
   if (!module)
     return std::nullopt;
-  if (auto target = module->getAttrOfType<TargetAttr>(
-          TandemDialect::getTargetAttrName()))
+  if (auto target =
+          module->getAttrOfType<TargetAttr>(TandemDialect::getTargetAttrName()))
     return target.getSmCount();
   return std::nullopt;
 }
@@ -142,23 +163,22 @@ static LogicalResult checkEvent(Operation *op, int64_t event, StringRef name) {
   if (std::optional<int64_t> n = declaredCount(op, kNumEventsAttrName, func);
       n && event >= *n)
     return op->emitError() << (name == kRecordEventAttrName ? "records"
-                                                             : "waits for")
-                           << " event " << event << ", but '@"
-                           << func.getName() << "' declares '"
-                           << kNumEventsAttrName << "' = " << *n;
+                                                            : "waits for")
+                           << " event " << event << ", but '@" << func.getName()
+                           << "' declares '" << kNumEventsAttrName
+                           << "' = " << *n;
   return success();
 }
 
 LogicalResult mlir::tandem::verifyScheduleAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  const AttrRule *rule = llvm::find_if(
-      kRules, [&](const AttrRule &r) { return r.name == name; });
+  const AttrRule *rule =
+      llvm::find_if(kRules, [&](const AttrRule &r) { return r.name == name; });
   if (rule == std::end(kRules)) {
-    auto diag = op->emitError()
-                << "unknown attribute '" << name
-                << "': the tandem dialect defines "
-                << TandemDialect::getTargetAttrName();
+    auto diag = op->emitError() << "unknown attribute '" << name
+                                << "': the tandem dialect defines "
+                                << TandemDialect::getTargetAttrName();
     for (const AttrRule &r : kRules)
       diag << ", " << r.name;
     return diag;
@@ -178,12 +198,36 @@ LogicalResult mlir::tandem::verifyScheduleAttribute(Operation *op,
                              << value;
     return success();
   }
+  if (name == kMeasuredScaleAttrName) {
+    auto scale = dyn_cast<FloatAttr>(value);
+    double v = scale ? scale.getValueAsDouble() : 0;
+    if (!scale || !scale.getType().isF64() || !std::isfinite(v) ||
+        v < kMinMeasuredScale || v > kMaxMeasuredScale)
+      return op->emitError() << "'" << name
+                             << "' must be an f64 in [1e-06, 1e+06] (measured "
+                                "over modelled time), got "
+                             << value;
+    return success();
+  }
+  if (name == kAvoidOverlapAttrName) {
+    auto ids = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!ids)
+      return op->emitError()
+             << "'" << name << "' must be an array<i64> of pair ids, got "
+             << value;
+    for (int64_t id : ids.asArrayRef())
+      if (id < 0)
+        return op->emitError()
+               << "'" << name << "' must hold non-negative pair ids, got "
+               << id;
+    return success();
+  }
   if (rule->isArray) {
     auto events = dyn_cast<DenseI64ArrayAttr>(value);
     if (!events)
-      return op->emitError() << "'" << name
-                             << "' must be an array<i64> of event ids, got "
-                             << value;
+      return op->emitError()
+             << "'" << name << "' must be an array<i64> of event ids, got "
+             << value;
     for (int64_t e : events.asArrayRef())
       if (failed(checkEvent(op, e, name)))
         return failure();
@@ -202,17 +246,17 @@ LogicalResult mlir::tandem::verifyScheduleAttribute(Operation *op,
     FunctionOpInterface func;
     if (std::optional<int64_t> n = declaredCount(op, kNumStreamsAttrName, func);
         n && v >= *n)
-      return op->emitError() << "runs on stream " << v << ", but '@"
-                             << func.getName() << "' declares '"
-                             << kNumStreamsAttrName << "' = " << *n;
+      return op->emitError()
+             << "runs on stream " << v << ", but '@" << func.getName()
+             << "' declares '" << kNumStreamsAttrName << "' = " << *n;
     return success();
   }
   if (name == kRecordEventAttrName)
     return checkEvent(op, v, name);
   if (name == kSeqAttrName) {
     if (v < 0)
-      return op->emitError() << "'" << name << "' must be non-negative, got "
-                             << v;
+      return op->emitError()
+             << "'" << name << "' must be non-negative, got " << v;
     return success();
   }
   if (name == kNumStreamsAttrName) {
@@ -223,8 +267,8 @@ LogicalResult mlir::tandem::verifyScheduleAttribute(Operation *op,
   }
   if (name == kNumEventsAttrName) {
     if (v < 0 || v > kMaxEvents)
-      return op->emitError() << "'" << name << "' must be in [0, "
-                             << kMaxEvents << "], got " << v;
+      return op->emitError() << "'" << name << "' must be in [0, " << kMaxEvents
+                             << "], got " << v;
     return success();
   }
   std::optional<int64_t> smCount = targetSmCount(op);

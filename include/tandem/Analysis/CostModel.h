@@ -191,6 +191,10 @@ struct ComputeCostInputs {
   std::optional<GemmShape> gemmShape;
   /// Which measured rate a bandwidth-bound op moves its bytes at.
   MemoryKernel memoryKernel = MemoryKernel::generic;
+  /// The op's measured duration over the model's (`tandem.measured_scale`),
+  /// if it has one: every estimate of the op is scaled by it
+  /// (docs/diagnosis.md, "Prevention").
+  std::optional<double> measuredScale;
 
   static ComputeCostInputs of(ComputeOpInterface op);
 };
@@ -257,6 +261,9 @@ public:
   double peerBandwidth(const GroupSpec &group, int64_t ctas) const;
 
 private:
+  std::optional<ComputeEstimate> modelled(const ComputeCostInputs &inputs,
+                                          std::string &error,
+                                          int64_t sms) const;
   int64_t effectiveCtas(int64_t ctas) const;
   GpuSpec spec;
   ContentionTable table;
@@ -300,6 +307,10 @@ public:
   /// shift).
   CollectiveEstimate get(CollectiveKind kind, int64_t payloadBytes,
                          const GroupSpec &group, int64_t ctas, int64_t shift);
+  /// The estimate of `op` on `group` with `ctas` CTAs (0 = the default),
+  /// scaled by the op's `tandem.measured_scale` if it has one.
+  CollectiveEstimate get(CollectiveOpInterface op, const GroupSpec &group,
+                         int64_t ctas);
 
 private:
   const CostModel &model;

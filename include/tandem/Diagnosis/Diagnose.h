@@ -73,7 +73,19 @@ struct Anomaly {
   double lostUs = 0;
   /// One sentence with the numbers that decided it.
   std::string detail;
+  /// The op a root cause blames (the extra or longer kernel, the op waited
+  /// for, the GEMM holding the SMs, the op enqueued late; a measured op
+  /// index), or -1 for a cause that names none (the effects, unexplained).
+  int64_t culprit = -1;
+  /// Anomalies this one caused (docs/diagnosis.md, "Consequences"): an
+  /// effect (contention, a slower collective, shorter compute) on an op its
+  /// culprit ran beside. Not ranked, nor counted, as root causes.
+  std::vector<Anomaly> consequences;
 };
+
+/// Whether `cause` is an effect (it names no op that held the collective
+/// back): contention, slower_collective, shorter_compute.
+bool isEffect(Cause cause);
 
 struct CollectiveExposure {
   int64_t expected = -1,

@@ -23,6 +23,16 @@
 namespace mlir {
 namespace tandem {
 
+/// The label of the step `op` lowers to: an opaque op's kernel, else the
+/// op's `layer` tag, else empty.
+std::string getStepLabel(Operation *op);
+/// The source location a plan step records for `op` (Step::location).
+std::string getStepLocation(Operation *op);
+/// The name a tandem-run trace gives the step `op` lowers to
+/// (runtime::stepTraceName: `<op> <label>`), or std::nullopt for ops that
+/// lower to no step (the terminator, dim-0 view slices).
+std::optional<std::string> getStepTraceName(Operation *op);
+
 struct PlanLoweringOptions {
   /// Attach the simulator's prediction (per step and for the whole plan),
   /// computed with this model; null leaves the plan without predictions.

@@ -36,8 +36,8 @@ enum class OverlapStrategy {
 
 /// Which pipelines a strategy builds before bulk overlap.
 enum class PipelinePhase {
-  None,   ///< No pipeline.
-  ByCost, ///< Chunked or P2P pipelines chosen by the cost model.
+  None,    ///< No pipeline.
+  ByCost,  ///< Chunked or P2P pipelines chosen by the cost model.
   TePreset ///< TransformerEngine's documented per-layer choices.
 };
 
@@ -72,7 +72,8 @@ struct OverlapOptions {
   bool relieveResidency = true;
 };
 
-/// Chooses the CTA budget of every collective window with the cost model
+/// Keeps apart the pairs a diagnosis found harmful (avoidHarmfulOverlaps),
+/// then chooses the CTA budget of every collective window with the cost model
 /// (tandem-assign-sm-targets' decision, over kDefaultCommSmsCandidates) and
 /// records it, then (with `options.relieveResidency`) gives SM targets to
 /// GEMMs that keep a collective waiting for SMs where that shortens the

@@ -38,8 +38,19 @@ def TandemSimulate : Pass<"tandem-simulate", "::mlir::ModuleOp"> {
     Streams, SM targets and CTA budgets are read from `tandem.stream`,
     `tandem.sm_target` and `tandem.comm_sms` where present (see
     docs/simulator.md for the defaults).
+
+    With `diagnosis`, the measured durations of a `tandem-diagnose --json`
+    report replace the model's for the ops it names, as `tandem-overlap`
+    takes them (docs/diagnosis.md, "Prevention"); the IR is still not
+    changed (a copy is simulated).
   }];
   let options = !listconcat([
+    Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
+           "tandem-diagnose --json report whose measured durations the "
+           "simulation uses">,
+    Option<"diagnosisPlanPath", "diagnosis-plan", "std::string", "\"\"",
+           "The plan the diagnosed run executed: resolve the report's ops "
+           "by its steps' source locations">,
     Option<"reportPath", "report", "std::string", "\"\"",
            "Write the JSON report to this file ('-' for stdout)">,
     Option<"tracePath", "trace", "std::string", "\"\"",
@@ -290,6 +301,17 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     `memory-budget` is passed to every phase as a hard limit on the
     program-order peak memory. With `remarks`, every phase explains each
     decision; without, only the strategy choice of `auto` is reported.
+
+    With `diagnosis` (a `tandem-diagnose --json` report of a measured run of
+    a plan of this module), the function it measured gets its facts first:
+    the two ops of every harmful overlap are kept apart by every strategy,
+    and the ops of every lost expected overlap are priced at their measured
+    durations (docs/diagnosis.md, "Prevention"). With `diagnosis-plan` (the
+    plan that run executed), the report's ops are found by the source
+    locations of their plan steps, so the input may be the unscheduled
+    function the plan was made from; without it, by name and occurrence. An
+    unreadable or malformed report or plan, a function the module does not
+    define and an op the function does not have are errors.
   }];
   let options = !listconcat([
     Option<"strategy", "strategy", "std::string", "\"auto\"",
@@ -306,7 +328,13 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
            "where the simulated step gets shorter">,
     Option<"verify", "verify", "bool", "true",
            "Prove the result against a copy of the input "
-           "(tandem-verify-schedule with a reference)">
+           "(tandem-verify-schedule with a reference)">,
+    Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
+           "tandem-diagnose --json report of a measured run: keep its "
+           "harmful overlaps apart, take its measured durations">,
+    Option<"diagnosisPlanPath", "diagnosis-plan", "std::string", "\"\"",
+           "The plan the diagnosed run executed: resolve the report's ops "
+           "by its steps' source locations">
   ], TargetOptions);
   let statistics = [
     Statistic<"numFunctions", "functions", "Functions scheduled">

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints a tandem-diagnose JSON report's anomalies, one per line, for
-FileCheck: '<N> anomalies', then '<kind> <cause> ; <op> ; <op> ; ...'."""
+FileCheck: '<N> anomalies', then '<kind> <cause> ; <op> ; <op> ; ...', each
+followed by its consequences as '  consequence: <kind> <cause> ; <op> ; ...'."""
 import json
 import sys
 
@@ -11,3 +12,7 @@ print("%d anomalies" % len(anomalies))
 for a in anomalies:
     assert a["lost_us"] > 0, a
     print("%s %s ; %s ;" % (a["kind"], a["cause"], " ; ".join(a["ops"])))
+    for c in a.get("consequences", []):
+        assert c["lost_us"] > 0, c
+        print("  consequence: %s %s ; %s ;" % (c["kind"], c["cause"],
+                                               " ; ".join(c["ops"])))

@@ -17,7 +17,10 @@ stretch-stream (the collective before
 a collective on its stream runs D us longer), stretch-producer (the compute
 op a collective waits for runs D us longer), sm-residency (a collective
 waits for the SMs of the GEMM running at its launch), harmful (an
-overlapped compute op and collective both run F x their alone time), host
+overlapped compute op and collective both run F x their alone time),
+slow-beside (the first op of role --beside, compute or collective, running
+beside op NAME on another stream runs D us longer, its time alone
+unchanged: contention from NAME), host
 (the compute op planned under a collective is enqueued by the host D us
 late; every op gets args.host_us).
 
@@ -165,7 +168,9 @@ def main():
     ap.add_argument("--us", type=float, default=None)
     ap.add_argument("--factor", type=float, default=3.0)
     ap.add_argument("--strip-waited", action="store_true")
-    ap.add_argument("--op", help="stretch: the op's name")
+    ap.add_argument("--op", help="stretch, slow-beside: the op's name")
+    ap.add_argument("--beside", default="compute",
+                    help="slow-beside: the role of the op slowed (compute or collective)")
     a = ap.parse_args()
 
     doc, rest, ops = load(a.input)
@@ -237,6 +242,22 @@ def main():
         i, p, dd = pick(ops, test, a.kind)
         ops[p]["dur"] += dd
         chosen += [("collective", i), ("longer", p)]
+    elif a.kind == "slow-beside":
+        named = [i for i, o in enumerate(ops) if o["name"] == a.op]
+        if not named:
+            sys.exit("inject.py: no op named '%s'" % a.op)
+        x = ops[named[0]]
+        role = lambda o: ("wait" if o["cat"] == "wait" else
+                          "collective" if o["cat"] == "collective" else "compute")
+        beside = [i for i, o in enumerate(ops)
+                  if o["tid"] != x["tid"] and role(o) == a.beside
+                  and o["ts"] < end(x) and end(o) > x["ts"]]
+        if not beside:
+            sys.exit("inject.py: no %s runs beside '%s'" % (a.beside, a.op))
+        i = beside[0]
+        # Slower by contention: its time alone stays.
+        ops[i]["dur"] += a.us if a.us is not None else ops[i]["dur"]
+        chosen.append(("partner", i))
     elif a.kind == "stretch":
         named = [i for i, o in enumerate(ops) if o["name"] == a.op]
         if not named:

@@ -8,7 +8,7 @@
 
 module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{unknown attribute 'tandem.strem': the tandem dialect defines tandem.target, tandem.stream, tandem.sm_target, tandem.comm_sms, tandem.record_event, tandem.wait_events, tandem.seq, tandem.num_streams, tandem.num_events, tandem.calibration}}
+    // expected-error @+1 {{unknown attribute 'tandem.strem': the tandem dialect defines tandem.target, tandem.stream, tandem.sm_target, tandem.comm_sms, tandem.record_event, tandem.wait_events, tandem.seq, tandem.num_streams, tandem.num_events, tandem.calibration, tandem.measured_scale, tandem.avoid_overlap}}
     %y = tandem.elementwise copy %x {tandem.strem = 1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
     return %y : tensor<8xbf16>
   }
@@ -228,5 +228,66 @@ module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16>
       attributes {tandem.calibration = "c.json"} {
     return %x : tensor<8xbf16>
+  }
+}
+
+// -----
+
+// A diagnosis's facts (docs/diagnosis.md, "Prevention").
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.measured_scale' must be an f64 in [1e-06, 1e+06] (measured over modelled time), got 0.000000e+00 : f64}}
+    %y = tandem.elementwise copy %x {tandem.measured_scale = 0.0 : f64} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.measured_scale' must be an f64 in [1e-06, 1e+06] (measured over modelled time), got 2 : i64}}
+    %y = tandem.elementwise copy %x {tandem.measured_scale = 2 : i64} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.measured_scale' must be an f64 in [1e-06, 1e+06] (measured over modelled time), got 1.000000e+07 : f64}}
+    %y = tandem.elementwise copy %x {tandem.measured_scale = 1.0e7 : f64} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.avoid_overlap' must hold non-negative pair ids, got -1}}
+    %y = tandem.elementwise copy %x {tandem.avoid_overlap = array<i64: 0, -1>} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.avoid_overlap' must be an array<i64> of pair ids, got [0]}}
+    %y = tandem.elementwise copy %x {tandem.avoid_overlap = [0]} : tensor<8xbf16> -> tensor<8xbf16>
+    return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: !tandem.future<tensor<8xbf16>>) -> tensor<8xbf16> {
+    // expected-error @+1 {{'tandem.measured_scale' belongs on a compute op or a collective, not on 'tandem.wait'}}
+    %y = tandem.wait %x {tandem.measured_scale = 2.0 : f64} : !tandem.future<tensor<8xbf16>>
+    return %y : tensor<8xbf16>
   }
 }

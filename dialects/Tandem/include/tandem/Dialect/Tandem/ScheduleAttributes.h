@@ -54,6 +54,19 @@ constexpr llvm::StringLiteral kNumEventsAttrName =
 constexpr llvm::StringLiteral kCalibrationAttrName =
     TandemDialect::CalibrationAttrHelper::getNameStr();
 
+/// A priced op's measured duration over the cost model's time alone for it
+/// (compute ops and collectives): a positive finite f64 by which the model
+/// scales every estimate of the op, and of the parts a rewrite splits it
+/// into (clones keep it). Written from a diagnosis (docs/diagnosis.md,
+/// "Prevention").
+constexpr llvm::StringLiteral kMeasuredScaleAttrName =
+    TandemDialect::MeasuredScaleAttrHelper::getNameStr();
+/// Harmful overlaps a priced op takes part in (compute ops and collectives):
+/// non-negative pair ids; two ops that share an id must not run
+/// concurrently. Written from a diagnosis.
+constexpr llvm::StringLiteral kAvoidOverlapAttrName =
+    TandemDialect::AvoidOverlapAttrHelper::getNameStr();
+
 /// Bounds on the counts that size the tables built from a schedule (stream
 /// queues and vector clocks are streams x streams; event tables per event).
 /// The runtime's plan format has the same bounds (kMaxPlanStreams,
@@ -62,6 +75,9 @@ constexpr int64_t kMaxStreams = 64;
 constexpr int64_t kMaxEvents = int64_t(1) << 20;
 /// Largest SM count a target may give (sm_target's bound without a target).
 constexpr int64_t kMaxSmCount = 4096;
+/// Bounds on `tandem.measured_scale`: a measurement this far from the model
+/// is not of the op, and larger factors would overflow the times they scale.
+constexpr double kMinMeasuredScale = 1e-6, kMaxMeasuredScale = 1e6;
 
 /// Typed reads of the op attributes above. The verifier has checked types
 /// and ranges on verified IR; on an attribute of the wrong type these
@@ -72,6 +88,8 @@ std::optional<int64_t> getCommSms(Operation *op);
 std::optional<int64_t> getRecordEvent(Operation *op);
 ArrayRef<int64_t> getWaitEvents(Operation *op);
 std::optional<int64_t> getSeq(Operation *op);
+std::optional<double> getMeasuredScale(Operation *op);
+ArrayRef<int64_t> getAvoidOverlap(Operation *op);
 
 /// The range rules that depend on the target, for callers that price with
 /// a target other than the module's (a preset override): the sentence that

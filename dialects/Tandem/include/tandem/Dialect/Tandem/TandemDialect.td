@@ -58,7 +58,9 @@ def Tandem_Dialect : Dialect {
     "::mlir::IntegerAttr":$seq,
     "::mlir::IntegerAttr":$num_streams,
     "::mlir::IntegerAttr":$num_events,
-    "::mlir::StringAttr":$calibration
+    "::mlir::StringAttr":$calibration,
+    "::mlir::FloatAttr":$measured_scale,
+    "::mlir::DenseI64ArrayAttr":$avoid_overlap
   );
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
