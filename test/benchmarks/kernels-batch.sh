@@ -25,6 +25,9 @@
 # and calibration-fit.md; docs/cost-model.md) and `norm-kernels.sh compare`
 # of RESULTS/norms against it (RESULTS/norms/compare.json).
 #
+# CALIBRATE_ARGS are extra tandem-calibrate arguments (e.g. `--comm emulated`
+# for the calibration the emulated-fabric fidelity runs plan with).
+#
 # The device command (from the repository root, DIR = devrun/kernels, which
 # /.gitignore ignores, so the run carries it):
 #   bash test/benchmarks/kernels-batch.sh prepare devrun/kernels   # here
@@ -68,8 +71,9 @@ run)
       --gtest_filter='KernelsTest.Copy2D*:KernelsTest.NormAndNormGrad*' \
       > "$R/memcheck.log" 2>&1
     stamp memcheck $?; tail -2 "$R/memcheck.log"
+    # shellcheck disable=SC2086
     timeout 110 $B/bin/tandem-calibrate --out "$R/calibrate-raw.json" \
-      > "$R/calibrate.log" 2>&1
+      ${CALIBRATE_ARGS:-} > "$R/calibrate.log" 2>&1
     stamp "tandem-calibrate (full)" $?
     grep -E "^(launch|hbm|norm|norm_grad|copy)[: ]" "$R/calibrate.log"
     cp -r "$dir/norms" "$R/norms"

@@ -40,6 +40,7 @@ default (2) and 8 are quick views in which the first gradient all-gather
 after the loss, which has nothing to hide under, weighs far more.
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -51,8 +52,10 @@ import tempfile
 import time
 
 STRATEGIES = ["none", "bulk", "reschedule", "pipeline", "pipeline+reschedule",
-              "te-preset", "te-preset+reschedule", "auto"]
-SHORT = {"pipeline+reschedule": "pipe+resch", "te-preset+reschedule": "te+resch"}
+              "te-preset", "te-preset+reschedule", "split", "split+reschedule",
+              "auto"]
+SHORT = {"pipeline+reschedule": "pipe+resch", "te-preset+reschedule": "te+resch",
+         "split+reschedule": "split+resch"}
 
 
 def run(cmd):
@@ -98,10 +101,15 @@ def backward_hidden(trace_path):
             exp_bwd += exposed
         prev_end = max(prev_end, e["ts"] + e["dur"])
     hidden = 1.0 - exp_bwd / comm_bwd if comm_bwd > 0 else 1.0
-    return exp_all, exp_bwd, comm_bwd, max(0.0, min(1.0, hidden))
+    comm_all = sum(e["args"]["alone_us"] for e in slices
+                   if e["cat"] == "collective")
+    comm_fwd, exp_fwd = comm_all - comm_bwd, exp_all - exp_bwd
+    hidden_fwd = 1.0 - exp_fwd / comm_fwd if comm_fwd > 0 else 1.0
+    return (exp_all, exp_bwd, comm_bwd, max(0.0, min(1.0, hidden)),
+            max(0.0, min(1.0, hidden_fwd)))
 
 
-def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2):
+def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration=""):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
     g = run([gen, "--model", model, "--layers", str(layers), "--tp", str(tp),
@@ -114,8 +122,9 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2):
     for strat in STRATEGIES:
         rep = os.path.join(tmp, "%s.%s.json" % (tag, strat))
         trace = os.path.join(tmp, "%s.%s.trace.json" % (tag, strat))
-        r = run([opt, step, "--tandem-overlap=strategy=%s" % strat,
-                 "--tandem-simulate=report=%s trace=%s" % (rep, trace),
+        cal = " calibration=%s" % calibration if calibration else ""
+        r = run([opt, step, "--tandem-overlap=strategy=%s%s" % (strat, cal),
+                 "--tandem-simulate=report=%s trace=%s%s" % (rep, trace, cal),
                  "-o", os.devnull, "--mlir-print-op-on-diagnostic=false"])
         if r.returncode != 0:
             errs = [l for l in r.stderr.splitlines() if "error" in l]
@@ -174,6 +183,9 @@ def main():
                     help="layers of the generated steps (default 2), or "
                          "'full' for each model's real depth (gpt3-175b 96, "
                          "llama3-70b 80)")
+    ap.add_argument("--calibration", default="",
+                    help="calibration file for planning and simulating "
+                         "(default: the h200 preset)")
     ap.add_argument("--scaling", action="store_true",
                     help="also time 12, 24 and 48 layers, and strategy bulk")
     args = ap.parse_args()
@@ -200,7 +212,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
             results = list(ex.map(
-                lambda c: run_case(gen, opt, *c, tmp, depth(c[0])), cases))
+                lambda c: run_case(gen, opt, *c, tmp, depth(c[0]),
+                                   args.calibration), cases))
         good = [r for r in results if "error" not in r]
         for r in results:
             if "error" in r:
@@ -209,7 +222,9 @@ def main():
                  if any(r["status"].get(s) == "ok" for r in good)]
 
         print("Spans in ms, simulated: ", end="")
-        print(layers_text + ", one micro-batch, h200." + " *bound*: max(compute, comm) of "
+        print(layers_text + ", one micro-batch, h200" +
+              (" with calibration %s" % args.calibration
+               if args.calibration else " preset") + "." + " *bound*: max(compute, comm) of "
               "the input (strategy none); pipelines add chunk GEMMs and "
               "launches, so a pipelined output's own bound is a little "
               "higher. `—`: the strategy failed on that case (see below).")
@@ -236,30 +251,34 @@ def main():
         print("Auto in detail. *bwd hidden*: share of the backward pass's "
               "communication time (collectives after `loss_grad`: gradient "
               "all-gathers, re-gathers for wgrad, gradient reduce-scatters) "
-              "that does not stall the compute stream. *vs te-preset*: auto's "
+              "that does not stall the compute stream; *fwd hidden* the same for the "
+              "forward pass's collectives. *vs te-preset*: auto's "
               "span relative to te-preset's. Peak memory in GiB, simulated "
               "(`peak_memory_bytes`) and program order "
               "(`static_peak_memory_bytes`).")
         print()
         print("| model | TP | seq | topology | exposed comm ms | overlap eff. "
-              "| bwd hidden: none / te-preset / auto | vs te-preset "
+              "| bwd hidden: none / te-preset / auto "
+              "| fwd hidden: none / split / auto | vs te-preset "
               "| peak none → auto | static peak none → auto |")
-        print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in good:
             a, n = r["reports"].get("auto"), r["reports"].get("none")
             t = r["reports"].get("te-preset")
             if not a or not n:
-                print("| %s | %d | %d | %s | — | — | — | — | — | — |" % (
+                print("| %s | %d | %d | %s | — | — | — | — | — | — | — |" % (
                     r["model"], r["tp"], r["seq"], r["topo"]))
                 continue
-            hid = lambda s: ("%.1f%%" % (100 * r["bwd"][s][3])
-                             if s in r["bwd"] else "—")
-            print("| %s | %d | %d | %s | %s | %.1f%% | %s / %s / %s | %s "
+            hid = lambda s, i=3: ("%.1f%%" % (100 * r["bwd"][s][i])
+                                  if s in r["bwd"] else "—")
+            print("| %s | %d | %d | %s | %s | %.1f%% | %s / %s / %s "
+                  "| %s / %s / %s | %s "
                   "| %s → %s | %s → %s |" % (
                       r["model"], r["tp"], r["seq"], r["topo"],
                       ms(a["exposed_comm_us"]),
                       100 * a["overlap_efficiency"], hid("none"),
-                      hid("te-preset"), hid("auto"),
+                      hid("te-preset"), hid("auto"), hid("none", 4),
+                      hid("split", 4), hid("auto", 4),
                       ("%+.1f%%" % (100 * (a["span_us"] / t["span_us"] - 1)))
                       if t else "—",
                       gib(n["peak_memory_bytes"]), gib(a["peak_memory_bytes"]),
@@ -300,6 +319,23 @@ def main():
                      100 * statistics.median(x for x, _ in h),
                      100 * h[-1][0], h[-1][1],
                      sum(1 for x, _ in h if x >= 0.97), len(h)))
+            f = sorted(r["bwd"]["auto"][4] for r in with_auto)
+            print("- forward communication hidden by auto: min %.1f%%, median "
+                  "%.1f%%, max %.1f%%" % (100 * f[0],
+                                         100 * statistics.median(f),
+                                         100 * f[-1]))
+            over = sorted(r["reports"]["auto"]["span_us"] /
+                          r["reports"]["none"]["bound_us"]
+                          for r in with_auto if "none" in r["reports"])
+            if over:
+                print("- auto span / bound: min %.3f, median %.3f, max %.3f; "
+                      "%d of %d cases at most 1.10" % (
+                          over[0], statistics.median(over), over[-1],
+                          sum(1 for x in over if x <= 1.10), len(over)))
+            chose = collections.Counter(r.get("auto_choice", "?")
+                                        for r in with_auto)
+            print("- auto chose: %s" % ", ".join(
+                "%s %d" % kv for kv in sorted(chose.items())))
         both = [r for r in good if "auto" in r["reports"] and
                 "te-preset" in r["reports"]]
         if both:
