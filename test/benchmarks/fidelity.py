@@ -16,7 +16,8 @@ import os
 import sys
 
 ORDER = ["none", "bulk", "reschedule", "pipeline", "pipeline+reschedule",
-         "te-preset", "te-preset+reschedule", "auto"]
+         "te-preset", "te-preset+reschedule", "split", "split+reschedule",
+         "auto"]
 
 
 def main():

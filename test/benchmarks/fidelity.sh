@@ -21,7 +21,7 @@ mode=${1:?prepare or run}
 out=${2:?output directory}
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-CAL=${CAL-$here/results/h200-2026-12-04/calibration-emulated.json}
+CAL=${CAL-$here/results/h200-2026-12-04/calibration-emulated-run2.json}
 STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
             te-preset+reschedule split split+reschedule auto)
 # name | tandem-gen arguments | strategies | tandem-run flags | peer args
