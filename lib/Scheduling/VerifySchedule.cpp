@@ -133,8 +133,17 @@ public:
     }
     if (!first)
       return std::nullopt;
-    return synthetic("tandem.matmul", semanticAttrs(first),
-                     {lookup(source), lookup(first.getRhs())},
+    // Halves of a batch split's wgrad read row-permuted operands: the
+    // unsplit wgrad reads the values they permute (contractionHash).
+    llvm::hash_code lhsHash = lookup(source), rhsHash = lookup(first.getRhs());
+    auto l = permuted.find(source), r = permuted.find(first.getRhs());
+    if (l != permuted.end() && r != permuted.end() &&
+        l->second.parts == r->second.parts &&
+        l->second.interleave == r->second.interleave) {
+      lhsHash = l->second.whole;
+      rhsHash = r->second.whole;
+    }
+    return synthetic("tandem.matmul", semanticAttrs(first), {lhsHash, rhsHash},
                      concat.getType());
   }
 

@@ -11,6 +11,14 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     %dx, %dg = tandem.norm_grad rms %dy, %x, %g : tensor<8x16xbf16>, tensor<16xbf16>
     return %y, %dw, %dg : tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16>
   }
+  func.func @halved(%x: tensor<8x16xbf16>, %g: tensor<16xbf16>, %w: tensor<16x4xbf16>, %dy: tensor<8x16xbf16>) -> (tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16>) {
+    %n = tandem.norm rms %x, %g : tensor<8x16xbf16>, tensor<16xbf16>
+    %a = tandem.all_gather %n on @tp dim 0 : tensor<8x16xbf16> -> tensor<16x16xbf16>
+    %y = tandem.matmul fprop %a, %w : tensor<16x16xbf16>, tensor<16x4xbf16> -> tensor<16x4xbf16>
+    %dw = tandem.matmul wgrad %a, %y transpose_lhs : tensor<16x16xbf16>, tensor<16x4xbf16> -> tensor<16x4xbf16>
+    %dx, %dg = tandem.norm_grad rms %dy, %x, %g : tensor<8x16xbf16>, tensor<16xbf16>
+    return %y, %dw, %dg : tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16>
+  }
   func.func @swapped(%x: tensor<8x16xbf16>, %g: tensor<16xbf16>, %w: tensor<16x4xbf16>, %dy: tensor<8x16xbf16>) -> (tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16>) {
     %n = tandem.norm rms %x, %g : tensor<8x16xbf16>, tensor<16xbf16>
     %a = tandem.all_gather %n on @tp dim 0 : tensor<8x16xbf16> -> tensor<16x16xbf16>
