@@ -109,6 +109,18 @@ def backward_hidden(trace_path):
             max(0.0, min(1.0, hidden_fwd)))
 
 
+def compute_time(trace_path):
+    """(busy, alone): the compute ops' simulated durations and their times
+    alone, summed over every stream (slices, GEMMs, memory and other
+    kernels; collectives and waits excluded)."""
+    with open(trace_path) as fh:
+        events = json.load(fh)["traceEvents"]
+    ops = [e for e in events if e.get("ph") == "X" and e.get("pid") == 0 and
+           e["cat"] not in ("collective", "wait")]
+    return (sum(e["dur"] for e in ops),
+            sum(e["args"].get("alone_us", e["dur"]) for e in ops))
+
+
 def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration=""):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
@@ -118,7 +130,7 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration=""):
     if g.returncode != 0:
         return dict(tag=tag, error="tandem-gen: " + g.stderr.strip())
     res = dict(tag=tag, model=model, tp=tp, seq=seq, topo=topo, reports={},
-               status={}, bwd={})
+               status={}, bwd={}, busy={})
     for strat in STRATEGIES:
         rep = os.path.join(tmp, "%s.%s.json" % (tag, strat))
         trace = os.path.join(tmp, "%s.%s.trace.json" % (tag, strat))
@@ -137,6 +149,7 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration=""):
             res["reports"][strat] = json.load(fh)
         res["status"][strat] = "ok"
         res["bwd"][strat] = backward_hidden(trace)
+        res["busy"][strat] = compute_time(trace)
         m = re.search(r"strategy (\S+) chosen", r.stderr)
         if strat == "auto" and m:
             res["auto_choice"] = m.group(1)
@@ -284,6 +297,36 @@ def main():
                       gib(n["peak_memory_bytes"]), gib(a["peak_memory_bytes"]),
                       gib(n["static_peak_memory_bytes"]),
                       gib(a["static_peak_memory_bytes"])))
+
+        print()
+        print("Auto's gap to the bound, term by term, in ms: *span - bound* = "
+              "*exposed* (communication the compute stream waits for) + "
+              "*contention* (compute ops' simulated time over their time "
+              "alone: collectives beside them, SM targets) + *overhead* (the "
+              "compute ops' time alone over the input's: chunk or part "
+              "GEMMs' waves, layout copies, launches, partial sums) + "
+              "*other* (the rest: compute waiting on compute of another "
+              "stream, and, where communication bounds the step, the bound "
+              "itself not being compute).")
+        print()
+        print("| model | TP | seq | topology | auto | span - bound | exposed "
+              "| contention | overhead | other |")
+        print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+        for r in good:
+            a, n = r["reports"].get("auto"), r["reports"].get("none")
+            if not a or not n or "auto" not in r["busy"] or \
+                    "none" not in r["busy"]:
+                continue
+            gap = a["span_us"] - n["bound_us"]
+            busy, alone = r["busy"]["auto"]
+            contention = busy - alone
+            overhead = alone - r["busy"]["none"][1]
+            exposed = a["exposed_comm_us"]
+            other = gap - exposed - contention - overhead
+            print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["model"], r["tp"], r["seq"], r["topo"],
+                r.get("auto_choice", "?"), ms(gap), ms(exposed),
+                ms(contention), ms(overhead), ms(other)))
 
         print()
         for s in STRATEGIES:
