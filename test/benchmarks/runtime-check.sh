@@ -55,6 +55,14 @@ if [ "$mode" = prepare ]; then
   "$opt" "$out/l70.mlir" --tandem-export-plan="file=$out/l70-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$out/l70.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
     --tandem-export-plan="file=$out/l70-split2.json" -o /dev/null 2>/dev/null
+  # A TP=1 step (no collectives) split in two and in four.
+  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
+    -o "$out/l8tp1.mlir"
+  "$opt" "$out/l8tp1.mlir" --tandem-export-plan="file=$out/l8tp1-ref.json" -o /dev/null 2>/dev/null
+  for k in 2 4; do
+    "$opt" "$out/l8tp1.mlir" --tandem-split-batch=parts=$k --tandem-overlap=strategy=bulk \
+      --tandem-export-plan="file=$out/l8tp1-split$k.json" -o /dev/null 2>/dev/null
+  done
   nc="$here/runtime/Inputs/single-rank-collectives.mlir"
   "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$nc" --tandem-overlap=strategy=bulk \
@@ -82,6 +90,10 @@ elif [ "$mode" = run ]; then
     --check --reference "$out/bf16-ref.json" --iters 3
   check "llama3-70b TP8 split2 emulated" "$run" "$out/l70-split2.json" \
     --emulate-fabric --check --reference "$out/l70-ref.json" --iters 2 --warmup 1
+  for k in 2 4; do
+    check "llama3-8b TP1 split$k" "$run" "$out/l8tp1-split$k.json" \
+      --check --reference "$out/l8tp1-ref.json" --iters 3 --warmup 1
+  done
   check "one-rank NCCL (threads)" "$run" "$out/nccl1-bulk.json" \
     --check --reference "$out/nccl1-ref.json" --iters 3
   if [ -n "${MPI_RUN:-}" ]; then
