@@ -280,7 +280,8 @@ void Splitter::run() {
 
 /// Orders `block`'s ops (see BatchSplit.h). Collectives are modelled on one
 /// FIFO stream per group, compute on one stream, both uncontended.
-static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
+static void listSchedule(Block &block, OpTimer &timer, int64_t parts,
+                         bool keepCollectiveOrder = false) {
   SmallVector<Operation *> ops;
   for (Operation &op : block)
     if (!op.hasTrait<OpTrait::IsTerminator>())
@@ -347,6 +348,16 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
   };
   // Collectives whose input is ready, not ahead of the frontier, in input
   // order (every rank computes the same order).
+  // With `keepCollectiveOrder`, each group's collectives are issued in the
+  // block's order (the next one of its group only).
+  llvm::StringMap<SmallVector<unsigned>> groupOrder;
+  llvm::StringMap<size_t> groupNext;
+  if (keepCollectiveOrder)
+    for (size_t i = 0; i < n; ++i)
+      if (isComm[i])
+        groupOrder
+            [cast<CollectiveOpInterface>(ops[i]).getGroupAttr().getValue()]
+                .push_back(i);
   auto issueCollectives = [&] {
     bool issued = true;
     while (issued) {
@@ -357,7 +368,13 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
         if (i > frontier + slack)
           continue;
         auto c = cast<CollectiveOpInterface>(ops[i]);
-        double &free = commFree[c.getGroupAttr().getValue()];
+        StringRef group = c.getGroupAttr().getValue();
+        if (keepCollectiveOrder) {
+          if (groupOrder[group][groupNext[group]] != i)
+            continue;
+          ++groupNext[group];
+        }
+        double &free = commFree[group];
         double start = std::max(readyAt[i], free);
         free = start + dur[i];
         readyComm.erase(it);
@@ -515,12 +532,24 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     saved.cloneInto(&body, mapping);
     func.getBody().takeBody(body);
   };
-  auto judge = [&](int64_t k) -> FailureOr<BatchSplitCandidate> {
+  // A candidate: k parts, or (k = 1, `reordered`) the input's own
+  // independent chains (micro-batches) interleaved by the list scheduler.
+  auto build = [&](int64_t k, bool reordered) -> BatchSplitResult {
+    if (k > 1)
+      return rewrite(func, k, timer);
+    if (reordered)
+      listSchedule(func.getBody().front(), timer, 1);
+    BatchSplitResult r;
+    r.reordered = reordered;
+    return r;
+  };
+  auto judge = [&](int64_t k,
+                   bool reordered) -> FailureOr<BatchSplitCandidate> {
     restore();
     BatchSplitCandidate c;
     c.parts = k;
-    if (k > 1)
-      rewrite(func, k, timer);
+    c.reordered = reordered;
+    build(k, reordered);
     if (std::optional<int64_t> over = guard.exceeded(func.getBody().front())) {
       c.overBudget = true;
       c.peakBytes = *over;
@@ -539,17 +568,22 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
   };
   auto restoreOnExit = llvm::make_scope_exit(restore);
 
-  FailureOr<BatchSplitCandidate> unsplit = judge(1);
+  FailureOr<BatchSplitCandidate> unsplit = judge(1, false);
   if (failed(unsplit))
     return failure();
   result.candidates.push_back(*unsplit);
-  const BatchSplitCandidate *best = &result.candidates.front();
-  for (int64_t k : counts) {
-    FailureOr<BatchSplitCandidate> c = judge(k);
+  SmallVector<std::pair<int64_t, bool>> tries;
+  if (options.parts == 0)
+    tries.push_back({1, true});
+  for (int64_t k : counts)
+    tries.push_back({k, true});
+  for (auto [k, reordered] : tries) {
+    FailureOr<BatchSplitCandidate> c = judge(k, reordered);
     if (failed(c))
       return failure();
     result.candidates.push_back(*c);
   }
+  const BatchSplitCandidate *best = &result.candidates.front();
   // A forced part count is applied (within the budget); otherwise the
   // fastest candidate within the budget.
   for (const BatchSplitCandidate &c : result.candidates)
@@ -561,8 +595,8 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
   int64_t chosen = best->parts;
   restoreOnExit.release();
   restore();
-  if (chosen > 1) {
-    BatchSplitResult applied = rewrite(func, chosen, timer);
+  {
+    BatchSplitResult applied = build(chosen, best->reordered);
     applied.candidates = std::move(result.candidates);
     result = std::move(applied);
   }
@@ -579,19 +613,26 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
            << result.assemblies << " concat(s), " << result.slices
            << " slice(s), " << result.partialSums
            << " weight-gradient addition(s)";
+  else if (result.reordered)
+    remark << "left unsplit, its independent chains (micro-batches) "
+              "interleaved by the list scheduler";
   else
     remark << "left unsplit";
   remark << "; predicted span with bulk overlap:";
   for (const BatchSplitCandidate &c : result.candidates) {
-    remark << " " << c.parts << (c.parts == 1 ? " part " : " parts ")
+    remark << " " << c.parts
+           << (c.parts > 1   ? " parts "
+               : c.reordered ? " part interleaved "
+                             : " part ")
            << us(c.spanUs);
     if (c.overBudget)
       remark << " (peak " << c.peakBytes << " bytes, over the memory budget "
              << guard.budget() << ")";
     remark << ";";
   }
-  remark << " chose " << chosen;
-  if (chosen == 1)
+  remark << " chose " << chosen
+         << (best->reordered && chosen == 1 ? " interleaved" : "");
+  if (chosen == 1 && !best->reordered)
     remark << (options.parts > 1 ? " (the split is over the memory budget)"
                                  : " (no split is faster)");
   else if (options.parts > 1)

@@ -946,6 +946,33 @@ void ScheduleVerifier::compareWithReference(
                   << theirs.size();
       continue;
     }
+    // A schedule allowed to reorder a group's collectives (the batch
+    // split interleaves micro-batches; one function runs on every rank, so
+    // every rank issues the new order, which (c) checks) must issue the
+    // same collectives.
+    if (options.allowReorderedCollectives) {
+      auto hashesOf = [](const Sequence &ops, const StructuralHasher &h) {
+        SmallVector<size_t> v;
+        for (Operation *op : ops)
+          v.push_back(size_t(h.lookup(op->getResult(0))));
+        return v;
+      };
+      SmallVector<size_t> a = hashesOf(mine, sh), b = hashesOf(theirs, rh);
+      bool sameOrder = a == b;
+      llvm::sort(a);
+      llvm::sort(b);
+      if (a != b) {
+        error(func) << "'@" << func.getSymName() << "' issues other "
+                    << "collectives on @" << group << " than its reference "
+                    << "(compared in any order)";
+        continue;
+      }
+      if (!sameOrder && options.remarks)
+        mlir::emitRemark(func.getLoc())
+            << "the collectives on @" << group
+            << " are the reference's, issued in another order (allowed)";
+      continue;
+    }
     for (auto [i, pair] : llvm::enumerate(llvm::zip_equal(mine, theirs))) {
       auto [s, r] = pair;
       if (sh.lookup(s->getResult(0)) == rh.lookup(r->getResult(0)))

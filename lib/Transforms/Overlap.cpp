@@ -98,11 +98,13 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
         if (reference)
           reference->erase();
       });
+      OverlapStrategy appliedStrategy = fixed.value_or(OverlapStrategy::None);
       if (automatic) {
         FailureOr<StrategyChoice> choice =
             chooseOverlapStrategy(func, timer, options);
         if (failed(choice))
           return signalPassFailure();
+        appliedStrategy = choice->chosen;
         auto remark = mlir::emitRemark(func.getLoc())
                       << "strategy " << stringifyStrategy(choice->chosen)
                       << " chosen; predicted spans:";
@@ -120,6 +122,10 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
       if (verify) {
         VerifyScheduleOptions verifyOptions;
         verifyOptions.remarks = remarks;
+        // The batch split may interleave micro-batches, which reorders
+        // their collectives on purpose.
+        verifyOptions.allowReorderedCollectives =
+            getStrategyPhases(appliedStrategy).split;
         if (failed(verifySchedule(func, reference, verifyOptions)))
           return signalPassFailure();
       }

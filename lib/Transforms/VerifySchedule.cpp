@@ -54,6 +54,7 @@ struct VerifySchedulePass
 
     VerifyScheduleOptions options;
     options.remarks = remarks;
+    options.allowReorderedCollectives = allowReorderedCollectives;
     bool ok = true;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

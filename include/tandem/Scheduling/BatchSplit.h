@@ -35,8 +35,10 @@ namespace tandem {
 inline constexpr int64_t kSplitPartCandidates[] = {2, 4, 8};
 
 struct BatchSplitOptions {
-  /// Parts: 0 chooses among kSplitPartCandidates (and no split) by
-  /// simulating each with bulk overlap; 1 leaves the function as it is.
+  /// Parts: 0 chooses among kSplitPartCandidates, no split, and no split
+  /// with the ops reordered by the list scheduler (independent chains such
+  /// as micro-batches interleaved), by simulating each with bulk overlap;
+  /// 1 leaves the function as it is.
   int64_t parts = 0;
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
   int64_t maxInFlight = 2;  ///< Bulk overlap's, for judging a candidate.
@@ -46,6 +48,9 @@ struct BatchSplitOptions {
 
 struct BatchSplitCandidate {
   int64_t parts = 1;
+  /// With one part: the input reordered by the list scheduler, which
+  /// interleaves its independent chains (micro-batches).
+  bool reordered = false;
   double spanUs = 0;     ///< Simulated with async collectives and bulk overlap.
   int64_t peakBytes = 0; ///< Program-order peak (0 when no budget is set).
   bool overBudget = false;
@@ -53,6 +58,9 @@ struct BatchSplitCandidate {
 
 struct BatchSplitResult {
   int64_t parts = 1;        ///< Applied; 1 = left unsplit.
+  /// Applied with one part: the input's ops reordered by the list
+  /// scheduler (micro-batches interleaved).
+  bool reordered = false;
   unsigned splitOps = 0;    ///< Ops of the input that run as parts.
   unsigned barriers = 0;    ///< Ops that took assembled operands.
   unsigned assemblies = 0;  ///< Concats built (in place or copies).

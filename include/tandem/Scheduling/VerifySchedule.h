@@ -30,6 +30,12 @@ struct VerifyScheduleOptions {
   /// Emit remarks: what could not be checked (collectives without
   /// `tandem.seq`, no reference) and a summary per verified function.
   bool remarks = true;
+  /// Compare each group's collectives with the reference's in any order
+  /// (same collectives, another issue order) instead of one by one: for
+  /// schedules that reorder collectives on purpose (tandem-split-batch
+  /// interleaving micro-batches). (c) still checks that the function's
+  /// own issue order is consistent.
+  bool allowReorderedCollectives = false;
 };
 
 /// Verifies `func` (a single block of tandem ops) and, when `reference` is

@@ -405,7 +405,12 @@ def TandemVerifySchedule
     Option<"referencePath", "reference", "std::string", "\"\"",
            "The unscheduled module (.mlir) to compare every function with">,
     Option<"remarks", "remarks", "bool", "true",
-           "Emit remarks (what could not be checked, per-function summary)">
+           "Emit remarks (what could not be checked, per-function summary)">,
+    Option<"allowReorderedCollectives", "allow-reordered-collectives",
+           "bool", "false",
+           "Compare each group's collectives with the reference's in any "
+           "order (schedules that reorder them on purpose, e.g. a batch "
+           "split interleaving micro-batches)">
   ];
   let statistics = [
     Statistic<"numVerified", "functions", "Functions verified">
