@@ -614,15 +614,15 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
            << " slice(s), " << result.partialSums
            << " weight-gradient addition(s)";
   else if (result.reordered)
-    remark << "left unsplit, its independent chains (micro-batches) "
-              "interleaved by the list scheduler";
+    remark << "left unsplit, its ops reordered by the list scheduler "
+              "(independent chains such as micro-batches interleaved)";
   else
     remark << "left unsplit";
   remark << "; predicted span with bulk overlap:";
   for (const BatchSplitCandidate &c : result.candidates) {
     remark << " " << c.parts
            << (c.parts > 1   ? " parts "
-               : c.reordered ? " part interleaved "
+               : c.reordered ? " part reordered "
                              : " part ")
            << us(c.spanUs);
     if (c.overBudget)
@@ -631,7 +631,7 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     remark << ";";
   }
   remark << " chose " << chosen
-         << (best->reordered && chosen == 1 ? " interleaved" : "");
+         << (best->reordered && chosen == 1 ? " reordered" : "");
   if (chosen == 1 && !best->reordered)
     remark << (options.parts > 1 ? " (the split is over the memory budget)"
                                  : " (no split is faster)");

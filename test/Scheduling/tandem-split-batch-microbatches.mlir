@@ -12,7 +12,7 @@
 // RUN: not tandem-opt %t.out.mlir --tandem-verify-schedule="reference=%t.mlir" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRICT
 // RUN: tandem-opt %t.mlir --tandem-overlap --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO
 //
-// REMARK: batch split: '@train_step' left unsplit, its independent chains (micro-batches) interleaved by the list scheduler; predicted span with bulk overlap: 1 part {{[0-9.]+}} us; 1 part interleaved {{[0-9.]+}} us; 2 parts {{.*}} chose 1 interleaved
+// REMARK: batch split: '@train_step' left unsplit, its ops reordered by the list scheduler (independent chains such as micro-batches interleaved); predicted span with bulk overlap: 1 part {{[0-9.]+}} us; 1 part reordered {{[0-9.]+}} us; 2 parts {{.*}} chose 1 reordered
 // ALLOWED: the collectives on @tp are the reference's, issued in another order (allowed)
 // ALLOWED: values match the reference
 // STRICT: error: collective #{{[0-9]+}} on @tp differs from the reference's: the group's issue order or the collective's value changed

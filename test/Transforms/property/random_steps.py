@@ -781,7 +781,8 @@ def tool_features(opt):
                 export=export)
 
 
-def reparse_and_verify(opt, tmp, prog, chunks, verify, verify_ref):
+def reparse_and_verify(opt, tmp, prog, chunks, verify, verify_ref,
+                       allow_reordered=False):
     """Re-parses the modules `chunks` (name -> path) in one tandem-opt run
     (--split-input-file) and, when asked, runs tandem-verify-schedule on
     each. Returns name -> list of error lines."""
@@ -806,7 +807,9 @@ def reparse_and_verify(opt, tmp, prog, chunks, verify, verify_ref):
            "--mlir-print-op-on-diagnostic=false"]
     if verify:
         cmd.append("--tandem-verify-schedule=remarks=false" +
-                   (" reference=%s" % prog if verify_ref else ""))
+                   (" reference=%s" % prog if verify_ref else "") +
+                   (" allow-reordered-collectives=true"
+                    if allow_reordered else ""))
     rc, _, err = run_tool(cmd)
     errors = {name: [] for name in names}
     if rc == 0:
@@ -963,8 +966,21 @@ def check_program(opt, seed, index, features, keep_dir):
         # input the verifier rejects (blocking and async collectives mixed
         # on one group) comes back unchanged from `none`, and from `auto`
         # when it keeps the input: those are reported, not failures.
-        errors = reparse_and_verify(opt, tmp, prog, outputs, verify,
-                                    verify_ref)
+        # Batch splits may interleave micro-batches, which reorders each
+        # group's collectives on purpose (tandem-overlap verifies them with
+        # allow-reordered-collectives): those outputs are verified apart,
+        # with the same option, the others as they are.
+        reordering = {n for n in outputs
+                      if (res.get("chosen") if n == "auto" else n)
+                      in BATCH_SPLITTING}
+        errors = reparse_and_verify(
+            opt, tmp, prog,
+            {n: f for n, f in outputs.items() if n not in reordering},
+            verify, verify_ref)
+        if reordering:
+            errors.update(reparse_and_verify(
+                opt, tmp, prog, {n: outputs[n] for n in reordering}, verify,
+                verify_ref, allow_reordered=True))
         res["racy_input"] = bool(errors["input"])
         same_as_input = set()
         if res["racy_input"] and "none" in outputs:
