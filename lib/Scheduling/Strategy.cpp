@@ -321,11 +321,11 @@ LogicalResult AutoSearch::relieve(Candidate &c) {
 /// The SM residency relief (which only ever shortens a candidate) on the
 /// two fastest candidates other than the input (`none` stays as it is):
 /// each costs one or more simulations, and a slower candidate would need
-/// more than the relief usually gives to overtake them. Then on
-/// `te-preset`, the peer baseline, if it could still overtake the best (the
-/// relief removes waits for SMs and only slows what it changes, so it
-/// shortens a span by at most the time collectives waited): `auto` is never
-/// predicted slower than strategy=te-preset, which gets the relief too.
+/// more than the relief usually gives to overtake them. Then on every
+/// other candidate that could still overtake the best (the relief removes
+/// waits for SMs and only slows what it changes, so it shortens a span by
+/// at most the time collectives waited): `auto` is never predicted slower
+/// than a named strategy, which gets the relief too.
 LogicalResult AutoSearch::relieveResidency() {
   if (!options.relieveResidency)
     return success();
@@ -335,23 +335,29 @@ LogicalResult AutoSearch::relieveResidency() {
       order.push_back(&c);
   llvm::stable_sort(
       order, [](Candidate *a, Candidate *b) { return a->spanUs < b->spanUs; });
-  order.resize(std::min<size_t>(order.size(), 2));
+  SmallVector<Candidate *> first(order.begin(),
+                                 order.begin() + std::min<size_t>(
+                                                     order.size(), 2));
   if (failed(failableParallelForEach(
-          ctx, order, [&](Candidate *c) { return relieve(*c); })))
+          ctx, first, [&](Candidate *c) { return relieve(*c); })))
     return failure();
-  Candidate *te = &candidate(OverlapStrategy::TePreset);
-  if (llvm::is_contained(order, te))
-    return success();
-  double bestUs = candidates.front().spanUs;
-  for (const Candidate &c : candidates)
-    bestUs = std::min(bestUs, c.spanUs);
-  double waitedUs = 0;
-  for (auto [task, timing] : llvm::zip_equal(te->report->model.problem().tasks,
-                                             te->report->result.timings))
-    if (task.kind == sim::TaskKind::Collective)
-      waitedUs += timing.admittedUs - timing.startUs;
-  if (te->spanUs - waitedUs < bestUs)
-    return relieve(*te);
+  // Then every other candidate that could still overtake the best (the
+  // relief removes waits for SMs and only slows what it changes, so it
+  // shortens a span by at most the time collectives waited): `auto` is
+  // never predicted slower than any named strategy, which gets the relief
+  // too.
+  for (Candidate *c : llvm::drop_begin(order, first.size())) {
+    double bestUs = candidates.front().spanUs;
+    for (const Candidate &other : candidates)
+      bestUs = std::min(bestUs, other.spanUs);
+    double waitedUs = 0;
+    for (auto [task, timing] : llvm::zip_equal(
+             c->report->model.problem().tasks, c->report->result.timings))
+      if (task.kind == sim::TaskKind::Collective)
+        waitedUs += timing.admittedUs - timing.startUs;
+    if (c->spanUs - waitedUs < bestUs && failed(relieve(*c)))
+      return failure();
+  }
   return success();
 }
 

@@ -121,11 +121,13 @@ def compute_time(trace_path):
             sum(e["args"].get("alone_us", e["dur"]) for e in ops))
 
 
-def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration=""):
+def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
+             micro_batches=1):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
     g = run([gen, "--model", model, "--layers", str(layers), "--tp", str(tp),
              "--seq", str(seq), "--target", "h200", "--topology", topo,
+             "--micro-batches", str(micro_batches),
              "--print-locations", "-o", step])
     if g.returncode != 0:
         return dict(tag=tag, error="tandem-gen: " + g.stderr.strip())
@@ -196,6 +198,8 @@ def main():
                     help="layers of the generated steps (default 2), or "
                          "'full' for each model's real depth (gpt3-175b 96, "
                          "llama3-70b 80)")
+    ap.add_argument("--micro-batches", type=int, default=1,
+                    help="micro-batches of the generated steps (default 1)")
     ap.add_argument("--calibration", default="",
                     help="calibration file for planning and simulating "
                          "(default: the h200 preset)")
@@ -226,7 +230,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
             results = list(ex.map(
                 lambda c: run_case(gen, opt, *c, tmp, depth(c[0]),
-                                   args.calibration), cases))
+                                   args.calibration, args.micro_batches),
+                cases))
         good = [r for r in results if "error" not in r]
         for r in results:
             if "error" in r:
@@ -235,7 +240,9 @@ def main():
                  if any(r["status"].get(s) == "ok" for r in good)]
 
         print("Spans in ms, simulated: ", end="")
-        print(layers_text + ", one micro-batch, h200" +
+        print(layers_text + (", one micro-batch" if args.micro_batches == 1
+                             else ", %d micro-batches" % args.micro_batches) +
+              ", h200" +
               (" with calibration %s" % args.calibration
                if args.calibration else " preset") + "." + " *bound*: max(compute, comm) of "
               "the input (strategy none); pipelines add chunk GEMMs and "
@@ -384,6 +391,14 @@ def main():
         if both:
             worse = [r["tag"] for r in both if r["reports"]["auto"]["span_us"]
                      > r["reports"]["te-preset"]["span_us"] * (1 + 1e-9)]
+            worst = [r["tag"] for r in good if "auto" in r["reports"] and
+                     any(s != "auto" and s in r["reports"] and
+                         r["reports"]["auto"]["span_us"] >
+                         r["reports"][s]["span_us"] * (1 + 1e-9)
+                         for s in STRATEGIES)]
+            print("- auto slower than another strategy: %d of %d cases%s" % (
+                len(worst), len(good),
+                (" (%s)" % ", ".join(worst)) if worst else ""))
             print("- auto slower than te-preset: %d of %d cases%s" % (
                 len(worse), len(both),
                 (" (%s)" % ", ".join(worse)) if worse else ""))
