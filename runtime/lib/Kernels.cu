@@ -1077,9 +1077,9 @@ __global__ void __launch_bounds__(512)
     __syncthreads();
     if (threadIdx.x == 0 && paceNs > 0) {
       uint64_t until =
-          start + static_cast<uint64_t>(totalBytes > 0
-                                            ? paceNs * (doneBytes / totalBytes)
-                                            : double(paceNs));
+          start + static_cast<uint64_t>(
+                      totalBytes > 0 ? paceNs * (doneBytes / totalBytes)
+                                     : double(paceNs));
       while (globalTimerNs() < until)
         __nanosleep(128);
     }
@@ -1133,9 +1133,10 @@ __global__ void __launch_bounds__(512)
       }
     }
     if ((r + 1) % paceEvery == 0 && r + 1 < rounds)
-      pace(r + 1 <= outRounds ? (r + 1) * outRoundBytes
-                              : outRounds * outRoundBytes +
-                                    (r + 1 - outRounds) * trafficRoundBytes);
+      pace(r + 1 <= outRounds
+               ? (r + 1) * outRoundBytes
+               : outRounds * outRoundBytes +
+                     (r + 1 - outRounds) * trafficRoundBytes);
   }
   pace(totalBytes);
 }
@@ -1224,10 +1225,11 @@ bool launchCopy2D(void *dst, int64_t dstPitch, const void *src,
                   int64_t srcPitch, int64_t rowBytes, int64_t rows,
                   cudaStream_t stream, std::string &error) {
   if (rowBytes < 0 || rows < 0 || dstPitch < rowBytes || srcPitch < rowBytes)
-    return fail(error, "launchCopy2D: invalid shape (" + std::to_string(rows) +
-                           " rows of " + std::to_string(rowBytes) +
-                           " bytes, pitches " + std::to_string(srcPitch) +
-                           " and " + std::to_string(dstPitch) + ")");
+    return fail(error, "launchCopy2D: invalid shape (" +
+                           std::to_string(rows) + " rows of " +
+                           std::to_string(rowBytes) + " bytes, pitches " +
+                           std::to_string(srcPitch) + " and " +
+                           std::to_string(dstPitch) + ")");
   if (rowBytes == 0 || rows == 0)
     return true;
   if (!dst || !src)

@@ -933,9 +933,9 @@ TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
   struct Case {
     int64_t seq, heads, kvHeads, headDim;
   };
-  for (Case c :
-       {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
-        Case{384, 8, 1, 128}, Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
+  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64},
+                 Case{257, 4, 4, 128}, Case{384, 8, 1, 128},
+                 Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
     for (bool causal : {false, true}) {
       for (DType type : {DType::BF16, DType::F16}) {
         AttentionArgs args;
@@ -974,9 +974,9 @@ TEST_F(KernelsTest, FusedAttentionRejectsWhatItDoesNotTake) {
   args.type = DType::BF16;
   DeviceBuffer qkv(64 * 4 * 64 * 2 + 16), out(64 * 2 * 64 * 2), lse(2 * 64 * 4);
   // A misaligned qkv is refused, not read.
-  EXPECT_FALSE(launchFusedAttention(args, static_cast<char *>(qkv.get()) + 2,
-                                    out.get(), static_cast<float *>(lse.get()),
-                                    stream, error));
+  EXPECT_FALSE(launchFusedAttention(
+      args, static_cast<char *>(qkv.get()) + 2, out.get(),
+      static_cast<float *>(lse.get()), stream, error));
   EXPECT_NE(error.find("aligned"), std::string::npos) << error;
 }
 
@@ -1006,8 +1006,8 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Forward: the fused output and LSE against the double reference and
   // the unfused path.
-  ASSERT_TRUE(
-      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
+  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
+                                   stream, error))
       << error;
   ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), unfusedOut.get(),
                               scratch.get(), stream, error))
@@ -1031,9 +1031,9 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Backward with the saved LSE, against the reference and the unfused
   // backward (each on its own forward output).
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
-                                       lsePtr, dqkv.get(), fusedScratch.get(),
-                                       stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), lsePtr, dqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
                                   unfusedOut.get(), unfusedDqkv.get(),
@@ -1076,21 +1076,22 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
       fusedScratch.get(), group + 1, stream, error));
 
   // Without a saved LSE the backward recomputes it: bitwise the same.
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
-                                       nullptr, recomputedDqkv.get(),
-                                       fusedScratch.get(), stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), nullptr,
+                                       recomputedDqkv.get(), fusedScratch.get(),
+                                       stream, error))
       << error;
   std::vector<uint8_t> gradBits = dqkv.download();
   EXPECT_EQ(gradBits, recomputedDqkv.download()) << "recomputed LSE";
 
   // Bitwise reproducible (no atomics).
   std::vector<uint8_t> outBits = out.download();
-  ASSERT_TRUE(
-      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
+  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
+                                   stream, error))
       << error;
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
-                                       lsePtr, dqkv.get(), fusedScratch.get(),
-                                       stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), lsePtr, dqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   EXPECT_EQ(outBits, out.download());
   EXPECT_EQ(gradBits, dqkv.download());
