@@ -547,13 +547,16 @@ TEST_F(KernelsTest, NormAndNormGradMatchReference) {
   // 300, 1000 and 2000 rows split the dw sum into many chunks (2000: 8 rows
   // a fused CTA). The backward runs fused while a row fits the fused CTA's
   // registers (16384 16-bit columns), unfused beyond (16384 f32, 24576
-  // columns); fused CTAs of up to 256 threads prefetch the next row (2000 x
-  // 64, 600 x 8192: several rows a CTA), wider ones (12288 and 16384 16-bit
-  // columns: 384 and 512 threads) do not (40 x 12288: 4 rows a CTA).
+  // columns); fused CTAs of up to 256 threads prefetch the next row where
+  // every CTA is resident at once (on an H200: 2000 x 64, 400 x 8192 16-bit,
+  // several rows a CTA), others do not (600 x 8192 16-bit: 150 CTAs of 256
+  // threads; 40 x 12288: 384 threads, 4 rows a CTA). 2000 rows (256
+  // chunks) also take the dw sum's unrolled loop.
   for (Shape shape :
        {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}, Shape{3, 4096},
         Shape{2, 16384}, Shape{9, 70}, Shape{300, 24}, Shape{1000, 8},
-        Shape{2000, 64}, Shape{3, 24576}, Shape{600, 8192}, Shape{40, 12288}}) {
+        Shape{2000, 64}, Shape{3, 24576}, Shape{600, 8192}, Shape{400, 8192},
+        Shape{40, 12288}}) {
     for (NormKind kind : {NormKind::Rms, NormKind::Layer}) {
       for (auto [xType, wType] : {std::pair{DType::BF16, DType::BF16},
                                   std::pair{DType::F16, DType::F32},
