@@ -27,7 +27,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 namespace tandem {
@@ -118,6 +121,26 @@ bool checkLaunch(const char *what, std::string &error) {
 bool fail(std::string &error, const std::string &message) {
   error = message;
   return false;
+}
+
+/// CTAs of `threads` threads of `kernel` that one SM of `device` holds at
+/// once (cudaOccupancyMaxActiveBlocksPerMultiprocessor), remembered per
+/// kernel, CTA size and device so that a launch does not pay the query.
+cudaError_t residentCtas(const void *kernel, int threads, int device,
+                         int &resident) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void *, int, int>, int> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_tuple(kernel, threads, device);
+  if (auto it = known.find(key); it != known.end()) {
+    resident = it->second;
+    return cudaSuccess;
+  }
+  cudaError_t status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &resident, kernel, threads, 0);
+  if (status == cudaSuccess)
+    known.emplace(key, resident);
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1546,8 +1569,8 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
               normGradFusedKernel<V, kNormGradFusedSmallThreads, true, X, W>;
           if (small) {
             int resident = 0;
-            status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &resident, prefetch, threads, 0);
+            status = residentCtas(reinterpret_cast<const void *>(prefetch),
+                                  threads, device, resident);
             if (status != cudaSuccess)
               return;
             if (int64_t(resident) * smCount >= chunks)
