@@ -27,7 +27,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 namespace tandem {
@@ -118,6 +121,26 @@ bool checkLaunch(const char *what, std::string &error) {
 bool fail(std::string &error, const std::string &message) {
   error = message;
   return false;
+}
+
+/// CTAs of `threads` threads of `kernel` that one SM of `device` holds at
+/// once (cudaOccupancyMaxActiveBlocksPerMultiprocessor), remembered per
+/// kernel, CTA size and device so that a launch does not pay the query.
+cudaError_t residentCtas(const void *kernel, int threads, int device,
+                         int &resident) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void *, int, int>, int> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_tuple(kernel, threads, device);
+  if (auto it = known.find(key); it != known.end()) {
+    resident = it->second;
+    return cudaSuccess;
+  }
+  cudaError_t status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &resident, kernel, threads, 0);
+  if (status == cudaSuccess)
+    known.emplace(key, resident);
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -384,13 +407,13 @@ int normThreads(int64_t packs, int maxThreads) {
       std::max<int64_t>(32, std::min<int64_t>(maxThreads, threads)));
 }
 
-/// Most threads of a forward norm CTA: rows of up to 2048 packs (16384
-/// 16-bit columns) are read from memory once. normKernel is built for at
-/// least two such CTAs an SM (64 registers a thread, no spills on sm_90a),
-/// so four CTAs of 256 threads fit an SM as before. The unfused backward's
-/// row CTA keeps two rows and stops at kNormGradRowThreads.
-constexpr int kNormThreads = 512;
-constexpr int kNormGradRowThreads = 256;
+/// Most threads of a forward norm CTA, and of the unfused backward's row
+/// CTA (which keeps two rows). Forward CTAs of up to 512 threads (so that
+/// rows of 12288 16-bit columns were read once, but two CTAs of 384
+/// threads an SM) measured 14.9 us for 512 x 12288 bf16 through tandem-run
+/// on the H200 (2026-12-04, kernels batch 1), against 12.4 us with these
+/// (four CTAs an SM, the rest of the row read again from L2).
+constexpr int kNormThreads = 256;
 
 /// Row r of a norm, with its packs of V elements: the first kNormCached
 /// packs of each thread (pack p = threadIdx.x + k * blockDim.x) are loaded
@@ -458,7 +481,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
 
 /// One CTA per row; V divides cols and the pointers suit packs of V.
 template <int V, typename X, typename W>
-__global__ void __launch_bounds__(kNormThreads, 2)
+__global__ void __launch_bounds__(kNormThreads)
     normKernel(NormKind kind, const X *x, const W *w, X *y, int64_t cols) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
@@ -570,8 +593,9 @@ int normGradFusedThreads(int64_t packs) {
 /// thread (166 registers for bf16 on sm_90a, so one CTA an SM; 256 CTAs
 /// run as two nearly full waves on an H200); the 512-thread build, at most
 /// 128 registers a thread, has no room for a second row. Neither spills.
-template <int V, int MaxThreads, typename X, typename W>
-__global__ void __launch_bounds__(MaxThreads)
+template <int V, int MaxThreads, bool Prefetch, typename X, typename W>
+__global__ void
+__launch_bounds__(MaxThreads, Prefetch ? 1 : kNormGradFusedThreads / MaxThreads)
     normGradFusedKernel(NormKind kind, const X *dy, const X *x, const W *w,
                         X *dx, int64_t rows, int64_t cols, float *partial) {
   __shared__ float shared[32];
@@ -596,8 +620,8 @@ __global__ void __launch_bounds__(MaxThreads)
       }
     }
   };
-  // The wide CTAs load each row when they reach it.
-  constexpr bool kPrefetch = MaxThreads <= kNormGradFusedSmallThreads;
+  // Without the prefetch, each row is loaded when the CTA reaches it.
+  constexpr bool kPrefetch = Prefetch;
   if (kPrefetch && blockIdx.x < rows)
     fetch(blockIdx.x, nextX, nextDy);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -728,15 +752,30 @@ __global__ void normGradWeightPartialKernel(const X *dy, const X *x,
 /// (x, y) of a 32 x 8 CTA sums chunks y, y + 8, ... of column x of its tile,
 /// then row y = 0 adds the 8 sums in order of y.
 constexpr int kDwLanes = 8;
+constexpr int kDwUnroll = 8;
 template <typename W>
 __global__ void normGradWeightFinalKernel(const float *partial, int64_t chunks,
                                           int64_t cols, W *dw) {
   __shared__ float sums[kDwLanes][33];
   int64_t c = blockIdx.x * static_cast<int64_t>(32) + threadIdx.x;
   float sum = 0.0f;
-  if (c < cols)
-    for (int64_t k = threadIdx.y; k < chunks; k += kDwLanes)
+  if (c < cols) {
+    // kDwUnroll chunks are loaded before any is added, so that their loads
+    // are in flight together (a chunk at a time, 256 chunks were 32 memory
+    // latencies in a row); the additions keep the order k = y, y + 8, ...
+    int64_t k = threadIdx.y;
+    for (; k + (kDwUnroll - 1) * kDwLanes < chunks; k += kDwUnroll * kDwLanes) {
+      float v[kDwUnroll];
+#pragma unroll
+      for (int u = 0; u < kDwUnroll; ++u)
+        v[u] = partial[(k + u * kDwLanes) * cols + c];
+#pragma unroll
+      for (int u = 0; u < kDwUnroll; ++u)
+        sum += v[u];
+    }
+    for (; k < chunks; k += kDwLanes)
       sum += partial[k * cols + c];
+  }
   sums[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
   if (threadIdx.y == 0 && c < cols) {
@@ -1077,9 +1116,9 @@ __global__ void __launch_bounds__(512)
     __syncthreads();
     if (threadIdx.x == 0 && paceNs > 0) {
       uint64_t until =
-          start + static_cast<uint64_t>(totalBytes > 0
-                                            ? paceNs * (doneBytes / totalBytes)
-                                            : double(paceNs));
+          start + static_cast<uint64_t>(
+                      totalBytes > 0 ? paceNs * (doneBytes / totalBytes)
+                                     : double(paceNs));
       while (globalTimerNs() < until)
         __nanosleep(128);
     }
@@ -1133,9 +1172,10 @@ __global__ void __launch_bounds__(512)
       }
     }
     if ((r + 1) % paceEvery == 0 && r + 1 < rounds)
-      pace(r + 1 <= outRounds ? (r + 1) * outRoundBytes
-                              : outRounds * outRoundBytes +
-                                    (r + 1 - outRounds) * trafficRoundBytes);
+      pace(r + 1 <= outRounds
+               ? (r + 1) * outRoundBytes
+               : outRounds * outRoundBytes +
+                     (r + 1 - outRounds) * trafficRoundBytes);
   }
   pace(totalBytes);
 }
@@ -1224,10 +1264,11 @@ bool launchCopy2D(void *dst, int64_t dstPitch, const void *src,
                   int64_t srcPitch, int64_t rowBytes, int64_t rows,
                   cudaStream_t stream, std::string &error) {
   if (rowBytes < 0 || rows < 0 || dstPitch < rowBytes || srcPitch < rowBytes)
-    return fail(error, "launchCopy2D: invalid shape (" + std::to_string(rows) +
-                           " rows of " + std::to_string(rowBytes) +
-                           " bytes, pitches " + std::to_string(srcPitch) +
-                           " and " + std::to_string(dstPitch) + ")");
+    return fail(error, "launchCopy2D: invalid shape (" +
+                           std::to_string(rows) + " rows of " +
+                           std::to_string(rowBytes) + " bytes, pitches " +
+                           std::to_string(srcPitch) + " and " +
+                           std::to_string(dstPitch) + ")");
   if (rowBytes == 0 || rows == 0)
     return true;
   if (!dst || !src)
@@ -1498,6 +1539,14 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
                 packAligned(dx, xType, width) && packAligned(w, wType, width) &&
                 packAligned(partial, DType::F32, width);
   constexpr int kPartialThreads = 128;
+  int device = 0, smCount = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaSuccess)
+    status = cudaDeviceGetAttribute(&smCount, cudaDevAttrMultiProcessorCount,
+                                    device);
+  if (status != cudaSuccess)
+    return fail(error, std::string("launchNormGrad: device query failed: ") +
+                           cudaGetErrorName(status));
   withType(xType, [&](auto tx) {
     withType(wType, [&](auto tw) {
       using X = typename decltype(tx)::type;
@@ -1507,10 +1556,26 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
         constexpr int V = decltype(v)::value;
         int64_t packs = cols / V;
         if (int threads = normGradFusedThreads(packs)) {
+          bool small = threads <= kNormGradFusedSmallThreads;
           auto fused =
-              threads <= kNormGradFusedSmallThreads
-                  ? normGradFusedKernel<V, kNormGradFusedSmallThreads, X, W>
-                  : normGradFusedKernel<V, kNormGradFusedThreads, X, W>;
+              small
+                  ? normGradFusedKernel<V, kNormGradFusedSmallThreads, false, X,
+                                        W>
+                  : normGradFusedKernel<V, kNormGradFusedThreads, false, X, W>;
+          // The prefetching build holds fewer CTAs an SM (one of 256
+          // threads): it runs where every chunk's CTA is resident at once.
+          // Both give the same values.
+          auto prefetch =
+              normGradFusedKernel<V, kNormGradFusedSmallThreads, true, X, W>;
+          if (small) {
+            int resident = 0;
+            status = residentCtas(reinterpret_cast<const void *>(prefetch),
+                                  threads, device, resident);
+            if (status != cudaSuccess)
+              return;
+            if (int64_t(resident) * smCount >= chunks)
+              fused = prefetch;
+          }
           fused<<<static_cast<unsigned>(chunks), threads, 0, stream>>>(
               kind, static_cast<const X *>(dy), static_cast<const X *>(x),
               static_cast<const W *>(w), static_cast<X *>(dx), rows, cols,
@@ -1518,10 +1583,10 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
           return;
         }
         normGradRowKernel<V, X, W>
-            <<<static_cast<unsigned>(rows),
-               normThreads(packs, kNormGradRowThreads), 0, stream>>>(
-                kind, static_cast<const X *>(dy), static_cast<const X *>(x),
-                static_cast<const W *>(w), static_cast<X *>(dx), cols, stats);
+            <<<static_cast<unsigned>(rows), normThreads(packs, kNormThreads), 0,
+               stream>>>(kind, static_cast<const X *>(dy),
+                         static_cast<const X *>(x), static_cast<const W *>(w),
+                         static_cast<X *>(dx), cols, stats);
         dim3 partialGrid(static_cast<unsigned>((packs + kPartialThreads - 1) /
                                                kPartialThreads),
                          static_cast<unsigned>(chunks));
@@ -1534,11 +1599,16 @@ bool launchNormGrad(NormKind kind, const void *dy, const void *x, DType xType,
         launch(std::integral_constant<int, kWidth>{});
       else
         launch(std::integral_constant<int, 1>{});
+      if (status != cudaSuccess)
+        return;
       normGradWeightFinalKernel<W>
           <<<static_cast<unsigned>((cols + 31) / 32), dim3(32, kDwLanes), 0,
              stream>>>(partial, chunks, cols, static_cast<W *>(dw));
     });
   });
+  if (status != cudaSuccess)
+    return fail(error, std::string("launchNormGrad: occupancy query failed: ") +
+                           cudaGetErrorName(status));
   return checkLaunch("launchNormGrad", error);
 }
 

@@ -547,13 +547,16 @@ TEST_F(KernelsTest, NormAndNormGradMatchReference) {
   // 300, 1000 and 2000 rows split the dw sum into many chunks (2000: 8 rows
   // a fused CTA). The backward runs fused while a row fits the fused CTA's
   // registers (16384 16-bit columns), unfused beyond (16384 f32, 24576
-  // columns); fused CTAs of up to 256 threads prefetch the next row (2000 x
-  // 64, 600 x 8192: several rows a CTA), wider ones (12288 and 16384 16-bit
-  // columns: 384 and 512 threads) do not (40 x 12288: 4 rows a CTA).
+  // columns); fused CTAs of up to 256 threads prefetch the next row where
+  // every CTA is resident at once (on an H200: 2000 x 64, 400 x 8192 16-bit,
+  // several rows a CTA), others do not (600 x 8192 16-bit: 150 CTAs of 256
+  // threads; 40 x 12288: 384 threads, 4 rows a CTA). 2000 rows (256
+  // chunks) also take the dw sum's unrolled loop.
   for (Shape shape :
        {Shape{37, 64}, Shape{5, 1000}, Shape{70, 8}, Shape{3, 4096},
         Shape{2, 16384}, Shape{9, 70}, Shape{300, 24}, Shape{1000, 8},
-        Shape{2000, 64}, Shape{3, 24576}, Shape{600, 8192}, Shape{40, 12288}}) {
+        Shape{2000, 64}, Shape{3, 24576}, Shape{600, 8192}, Shape{400, 8192},
+        Shape{40, 12288}}) {
     for (NormKind kind : {NormKind::Rms, NormKind::Layer}) {
       for (auto [xType, wType] : {std::pair{DType::BF16, DType::BF16},
                                   std::pair{DType::F16, DType::F32},
@@ -933,9 +936,9 @@ TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
   struct Case {
     int64_t seq, heads, kvHeads, headDim;
   };
-  for (Case c :
-       {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
-        Case{384, 8, 1, 128}, Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
+  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64},
+                 Case{257, 4, 4, 128}, Case{384, 8, 1, 128},
+                 Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
     for (bool causal : {false, true}) {
       for (DType type : {DType::BF16, DType::F16}) {
         AttentionArgs args;
@@ -974,9 +977,9 @@ TEST_F(KernelsTest, FusedAttentionRejectsWhatItDoesNotTake) {
   args.type = DType::BF16;
   DeviceBuffer qkv(64 * 4 * 64 * 2 + 16), out(64 * 2 * 64 * 2), lse(2 * 64 * 4);
   // A misaligned qkv is refused, not read.
-  EXPECT_FALSE(launchFusedAttention(args, static_cast<char *>(qkv.get()) + 2,
-                                    out.get(), static_cast<float *>(lse.get()),
-                                    stream, error));
+  EXPECT_FALSE(launchFusedAttention(
+      args, static_cast<char *>(qkv.get()) + 2, out.get(),
+      static_cast<float *>(lse.get()), stream, error));
   EXPECT_NE(error.find("aligned"), std::string::npos) << error;
 }
 
@@ -1006,8 +1009,8 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Forward: the fused output and LSE against the double reference and
   // the unfused path.
-  ASSERT_TRUE(
-      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
+  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
+                                   stream, error))
       << error;
   ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), unfusedOut.get(),
                               scratch.get(), stream, error))
@@ -1031,9 +1034,9 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Backward with the saved LSE, against the reference and the unfused
   // backward (each on its own forward output).
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
-                                       lsePtr, dqkv.get(), fusedScratch.get(),
-                                       stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), lsePtr, dqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
                                   unfusedOut.get(), unfusedDqkv.get(),
@@ -1076,21 +1079,22 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
       fusedScratch.get(), group + 1, stream, error));
 
   // Without a saved LSE the backward recomputes it: bitwise the same.
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
-                                       nullptr, recomputedDqkv.get(),
-                                       fusedScratch.get(), stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), nullptr,
+                                       recomputedDqkv.get(), fusedScratch.get(),
+                                       stream, error))
       << error;
   std::vector<uint8_t> gradBits = dqkv.download();
   EXPECT_EQ(gradBits, recomputedDqkv.download()) << "recomputed LSE";
 
   // Bitwise reproducible (no atomics).
   std::vector<uint8_t> outBits = out.download();
-  ASSERT_TRUE(
-      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
+  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
+                                   stream, error))
       << error;
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
-                                       lsePtr, dqkv.get(), fusedScratch.get(),
-                                       stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
+                                       out.get(), lsePtr, dqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   EXPECT_EQ(outBits, out.download());
   EXPECT_EQ(gradBits, dqkv.download());

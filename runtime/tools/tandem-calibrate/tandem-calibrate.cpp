@@ -57,7 +57,7 @@ struct Options {
   std::string out;
   bool quick = false;
   int device = 0;
-  int reps = 0;              ///< 0 = default for the mode.
+  int reps = 0; ///< 0 = default for the mode.
   bool emulated = false;     ///< --comm emulated
   double emulatedGbps = 600; ///< --emulated-gbps
 };
