@@ -598,7 +598,51 @@ private:
       return ex < 0 || ec < 0 ||
              !planned.count({std::min(ex, ec), std::max(ex, ec)});
     };
+    // The op before each measured op on its stream (by start), or -1.
+    std::vector<int64_t> previousOnStream(m.ops.size(), -1);
+    {
+      std::vector<int64_t> order(m.ops.size());
+      for (size_t k = 0; k < order.size(); ++k)
+        order[k] = static_cast<int64_t>(k);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+        return m.ops[x].startUs < m.ops[y].startUs;
+      });
+      std::map<int64_t, int64_t> last;
+      for (int64_t k : order) {
+        if (m.ops[k].role == OpRole::Wait)
+          continue;
+        auto it = last.find(m.ops[k].stream);
+        if (it != last.end())
+          previousOnStream[k] = it->second;
+        last[m.ops[k].stream] = k;
+      }
+    }
+    // A late host launch left the GPU idle until its culprit started: an
+    // op that is, on its stream, the first to run after that idle gap (no
+    // op ran on any stream between its stream's previous op and the
+    // culprit's start) ran on a GPU that had been idle, and what it lost
+    // there is the late launch's consequence.
+    auto afterIdleGap = [&](int64_t x, const Anomaly &root) {
+      if (root.cause != Cause::LateHostLaunch || root.culprit < 0 ||
+          x == root.culprit)
+        return false;
+      const TimelineOp &culprit = m.ops[root.culprit];
+      if (m.ops[x].startUs < culprit.startUs)
+        return false;
+      int64_t prev = previousOnStream[x];
+      if (prev == root.culprit)
+        return false;
+      double from = prev >= 0 ? m.ops[prev].endUs() : 0.0;
+      if (from >= culprit.startUs)
+        return false;
+      for (const TimelineOp &o : m.ops)
+        if (&o != &culprit && o.role != OpRole::Wait && o.durUs > 0 &&
+            o.startUs < culprit.startUs && o.endUs() > from)
+          return false;
+      return true;
+    };
     std::vector<int64_t> rootOf(d.anomalies.size(), -1);
+    std::vector<bool> idleGap(d.anomalies.size(), false);
     for (size_t b = 0; b < d.anomalies.size(); ++b) {
       const Anomaly &effect = d.anomalies[b];
       if (!isEffect(effect.cause))
@@ -607,11 +651,17 @@ private:
         int64_t culprit = d.anomalies[a].culprit;
         if (a == b || culprit < 0)
           continue;
-        for (int64_t x : effect.ops)
+        for (int64_t x : effect.ops) {
           if (x == culprit || newlyBeside(x, culprit)) {
             rootOf[b] = static_cast<int64_t>(a);
             break;
           }
+          if (afterIdleGap(x, d.anomalies[a])) {
+            rootOf[b] = static_cast<int64_t>(a);
+            idleGap[b] = true;
+            break;
+          }
+        }
       }
     }
     std::vector<Anomaly> roots;
@@ -624,9 +674,11 @@ private:
     for (size_t k = 0; k < d.anomalies.size(); ++k)
       if (rootOf[k] >= 0) {
         Anomaly &root = roots[newIndex[rootOf[k]]];
-        d.anomalies[k].detail += "; a consequence of " +
-                                 quoted(m.ops[root.culprit]) +
-                                 ", which ran beside it";
+        d.anomalies[k].detail +=
+            "; a consequence of " + quoted(m.ops[root.culprit]) +
+            (idleGap[k] ? ": it ran first on its stream after the GPU sat "
+                          "idle waiting for that late launch"
+                        : ", which ran beside it");
         root.consequences.push_back(std::move(d.anomalies[k]));
       }
     d.anomalies = std::move(roots);

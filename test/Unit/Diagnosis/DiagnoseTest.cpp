@@ -323,3 +323,55 @@ TEST(Diagnose, PlanWithoutPredictionIsRefused) {
 }
 
 } // namespace
+
+namespace {
+/// C hides under H, D under Q. In the run the host enqueues H 900 us late:
+/// the GPU sits idle from C's end until H starts; D, the first collective
+/// on its stream after that gap, runs 300 us instead of 50 beside Q. With
+/// `busyGap`, B runs on D's stream after the gap first.
+std::pair<TimelineBuilder, TimelineBuilder> idleGapRun(bool busyGap) {
+  TimelineBuilder e("E"), m("M");
+  e.compute("P", 0, 100, 100);
+  e.collective("C", 100, 50, 50);
+  e.compute("H", 100, 100, 100);
+  if (busyGap)
+    e.collective("B", 150, 10, 10);
+  e.collective("D", 200, 50, 50);
+  e.compute("Q", 200, 100, 100);
+  m.compute("P", 0, 100, 100).hostUs = 0;
+  m.collective("C", 100, 50, 50).hostUs = 1;
+  m.compute("H", 1000, 100, 100).hostUs = 1000;
+  if (busyGap)
+    m.collective("B", 1000, 10, 10).hostUs = 1000;
+  m.collective("D", 1100, 300, 50).hostUs = 1001;
+  m.compute("Q", 1100, 100, 100).hostUs = 1002;
+  return {e, m};
+}
+} // namespace
+
+TEST(Diagnose, AnOpFirstAfterALateLaunchsIdleGapIsItsConsequence) {
+  auto [e, m] = idleGapRun(/*busyGap=*/false);
+  Diagnosis d = run(e.t, m.t);
+  ASSERT_EQ(d.anomalies.size(), 1u);
+  EXPECT_EQ(d.anomalies[0].cause, Cause::LateHostLaunch);
+  ASSERT_EQ(d.anomalies[0].consequences.size(), 1u);
+  // D beside Q, slower than both alone: a harmful overlap, linked to the
+  // late launch by the idle gap alone (D and Q overlapped in the plan too).
+  const Anomaly &c = d.anomalies[0].consequences[0];
+  EXPECT_EQ(c.cause, Cause::Contention);
+  EXPECT_EQ(names(m.t, c), (std::vector<std::string>{"D", "Q"}));
+  EXPECT_NE(c.detail.find("after the GPU sat idle"), std::string::npos)
+      << c.detail;
+}
+
+TEST(Diagnose, AnOpAfterOtherWorkOnItsStreamStaysARootCause) {
+  // B ran on D's stream after the gap: D was not the first to run on an
+  // idle GPU, and nothing links its slowness to the late launch.
+  auto [e, m] = idleGapRun(/*busyGap=*/true);
+  Diagnosis d = run(e.t, m.t);
+  bool dIsRoot = false;
+  for (const Anomaly &a : d.anomalies)
+    dIsRoot |= a.cause == Cause::Contention &&
+               names(m.t, a) == std::vector<std::string>{"D", "Q"};
+  EXPECT_TRUE(dIsRoot);
+}
