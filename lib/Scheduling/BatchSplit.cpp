@@ -280,8 +280,7 @@ void Splitter::run() {
 
 /// Orders `block`'s ops (see BatchSplit.h). Collectives are modelled on one
 /// FIFO stream per group, compute on one stream, both uncontended.
-static void listSchedule(Block &block, OpTimer &timer, int64_t parts,
-                         bool keepCollectiveOrder = false) {
+static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
   SmallVector<Operation *> ops;
   for (Operation &op : block)
     if (!op.hasTrait<OpTrait::IsTerminator>())
@@ -348,16 +347,6 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts,
   };
   // Collectives whose input is ready, not ahead of the frontier, in input
   // order (every rank computes the same order).
-  // With `keepCollectiveOrder`, each group's collectives are issued in the
-  // block's order (the next one of its group only).
-  llvm::StringMap<SmallVector<unsigned>> groupOrder;
-  llvm::StringMap<size_t> groupNext;
-  if (keepCollectiveOrder)
-    for (size_t i = 0; i < n; ++i)
-      if (isComm[i])
-        groupOrder
-            [cast<CollectiveOpInterface>(ops[i]).getGroupAttr().getValue()]
-                .push_back(i);
   auto issueCollectives = [&] {
     bool issued = true;
     while (issued) {
@@ -369,11 +358,6 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts,
           continue;
         auto c = cast<CollectiveOpInterface>(ops[i]);
         StringRef group = c.getGroupAttr().getValue();
-        if (keepCollectiveOrder) {
-          if (groupOrder[group][groupNext[group]] != i)
-            continue;
-          ++groupNext[group];
-        }
         double &free = commFree[group];
         double start = std::max(readyAt[i], free);
         free = start + dur[i];
