@@ -550,7 +550,7 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     c.spanUs = report->spanUs;
     return c;
   };
-  auto restoreOnExit = llvm::make_scope_exit(restore);
+  llvm::scope_exit restoreOnExit(restore);
 
   FailureOr<BatchSplitCandidate> unsplit = judge(1, false);
   if (failed(unsplit))
