@@ -295,8 +295,9 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     (tandem-assign-sm-targets; `auto` relieves its two fastest candidates
     before choosing), streams and events (tandem-assign-streams),
     and, with `verify` (default), is proven against a copy of its input
-    (tandem-verify-schedule with that copy as reference); a failure there is
-    an error.
+    (tandem-verify-schedule with that copy as reference, and with
+    allow-reordered-collectives for the split strategies, whose list
+    scheduler may reorder collectives); a failure there is an error.
 
     `memory-budget` is passed to every phase as a hard limit on the
     program-order peak memory. With `remarks`, every phase explains each
