@@ -2,6 +2,8 @@
 
 #include "tandem/runtime/Executor.h"
 
+#include "tandem/runtime/CudnnAttention.h"
+
 #include "tandem/runtime/Kernels.h"
 #include "tandem/runtime/MemoryPlanner.h"
 #include "tandem/runtime/PlanAccesses.h"
@@ -134,11 +136,22 @@ struct Executor::Impl {
   std::map<CommunicatorKey, ncclComm_t> comms;
   cudaGraphExec_t graph = nullptr;
   int64_t allocated = 0;
-  /// Per step: whether an attention step runs fused, and the LSE its fused
-  /// forward writes / its fused backward reads (null: stream scratch for a
-  /// forward nobody differentiates, recomputed for such a backward).
-  std::vector<bool> fusedAttention;
+  /// Per step: which kernels an attention step runs, and the LSE its fused
+  /// or cuDNN forward writes / backward reads (null: stream scratch for a
+  /// forward nobody differentiates; a fused backward then recomputes it, a
+  /// cuDNN one runs cuDNN's forward into its scratch first).
+  enum class AttentionKernel { None, Unfused, Fused, Cudnn };
+  std::vector<AttentionKernel> attentionKernel;
   std::vector<float *> attentionLse;
+  /// `--attention cudnn`: one cuDNN handle (and its graphs) per stream that
+  /// runs a cuDNN attention step.
+  std::vector<std::unique_ptr<CudnnAttention>> cudnnPerStream;
+  /// Scratch layout of a cuDNN attention step: [lse][out][workspace], the
+  /// first two only where no forward's LSE is kept for it.
+  struct CudnnScratch {
+    int64_t lse = 0, out = 0, workspace = 0, bytes = 0;
+  };
+  CudnnScratch cudnnScratch(size_t index) const;
   std::vector<void *> lseMemory;
   std::string attentionSummary;
   /// Emulated mode: each collective step's target time alone (us), and the
@@ -467,51 +480,76 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       x.bufferPtr[b] =
           x.bufferPtr[x.plan.buffers[b].viewOf] + x.plan.buffers[b].viewOffset;
 
-  // Attention: fused where the kernels apply. A fused forward whose
-  // (qkv, out) a fused backward reads keeps its LSE in an allocation of its
-  // own for that backward; the plan's ordering of `out` orders the LSE too.
+  // Attention: fused where the kernels apply (or cuDNN's, where asked for
+  // and cuDNN has an engine). A fused or cuDNN forward whose (qkv, out) a
+  // backward of the same kernels reads keeps its LSE in an allocation of
+  // its own for that backward; the plan's ordering of `out` orders the LSE
+  // too.
+  using AttentionKernel = Impl::AttentionKernel;
   size_t numSteps = x.plan.steps.size();
-  x.fusedAttention.assign(numSteps, false);
+  x.attentionKernel.assign(numSteps, AttentionKernel::None);
   x.attentionLse.assign(numSteps, nullptr);
+  x.cudnnPerStream.resize(x.plan.numStreams);
   {
-    int fused = 0, unfused = 0, reused = 0;
+    int counts[4] = {0, 0, 0, 0}, reused = 0;
     std::string fallback;
     for (size_t i = 0; i < numSteps; ++i) {
       const Step &s = x.plan.steps[i];
       if (s.kind != StepKind::Attention && s.kind != StepKind::AttentionGrad)
         continue;
+      AttentionArgs args = attentionArgs(x.plan, s);
+      bool aligned = true;
+      for (int64_t b : s.inputs)
+        aligned &= reinterpret_cast<uintptr_t>(x.bufferPtr[b]) % 16 == 0;
+      for (int64_t b : s.outputs)
+        aligned &= reinterpret_cast<uintptr_t>(x.bufferPtr[b]) % 16 == 0;
       std::string reason;
-      bool ok = false;
+      AttentionKernel kernel = AttentionKernel::Unfused;
       if (options.attention == AttentionImpl::Unfused) {
         reason = "unfused attention requested";
-      } else if (fusedAttentionSupported(attentionArgs(x.plan, s), reason)) {
-        ok = true;
-        for (int64_t b : s.inputs)
-          ok &= reinterpret_cast<uintptr_t>(x.bufferPtr[b]) % 16 == 0;
-        for (int64_t b : s.outputs)
-          ok &= reinterpret_cast<uintptr_t>(x.bufferPtr[b]) % 16 == 0;
-        if (!ok)
-          reason = "a buffer is not 16-byte aligned";
+      } else if (!aligned) {
+        reason = "a buffer is not 16-byte aligned";
+      } else if (options.attention == AttentionImpl::Cudnn) {
+        std::unique_ptr<CudnnAttention> &cudnn = x.cudnnPerStream[s.stream];
+        if (!cudnn) {
+          cudnn = CudnnAttention::create(options.cudnnDeterministic, error);
+          if (!cudnn) {
+            error = "--attention cudnn: " + error;
+            return nullptr;
+          }
+        }
+        // A cuDNN backward without a kept LSE runs the forward first.
+        bool grad = s.kind == StepKind::AttentionGrad;
+        if (cudnn->prepare(args, grad, reason) &&
+            (!grad || cudnn->prepare(args, false, reason)))
+          kernel = AttentionKernel::Cudnn;
+        else if (fusedAttentionSupported(args, reason))
+          kernel = AttentionKernel::Fused, reason = "cuDNN: " + reason;
+      } else if (fusedAttentionSupported(args, reason)) {
+        kernel = AttentionKernel::Fused;
       }
-      x.fusedAttention[i] = ok;
-      ok ? ++fused : ++unfused;
-      if (!ok && fallback.empty())
+      x.attentionKernel[i] = kernel;
+      ++counts[int(kernel)];
+      if (fallback.empty() && !reason.empty() &&
+          !(options.attention == AttentionImpl::Fused &&
+            kernel == AttentionKernel::Fused))
         fallback = stepWhere(x.plan, i) + ": " + reason;
     }
     for (size_t i = 0; i < numSteps; ++i) {
       const Step &f = x.plan.steps[i];
-      if (f.kind != StepKind::Attention || !x.fusedAttention[i])
+      AttentionKernel kernel = x.attentionKernel[i];
+      if (f.kind != StepKind::Attention || (kernel != AttentionKernel::Fused &&
+                                            kernel != AttentionKernel::Cudnn))
         continue;
       for (size_t j = i + 1; j < numSteps; ++j) {
         const Step &g = x.plan.steps[j];
-        if (g.kind != StepKind::AttentionGrad || !x.fusedAttention[j] ||
-            !sameAttention(f, g) || g.inputs[1] != f.inputs[0] ||
-            g.inputs[2] != f.outputs[0])
+        if (g.kind != StepKind::AttentionGrad ||
+            x.attentionKernel[j] != kernel || !sameAttention(f, g) ||
+            g.inputs[1] != f.inputs[0] || g.inputs[2] != f.outputs[0])
           continue;
         if (!x.attentionLse[i]) {
           void *p;
-          if (!x.allocate(&p,
-                          fusedAttentionLseBytes(attentionArgs(x.plan, f)),
+          if (!x.allocate(&p, fusedAttentionLseBytes(attentionArgs(x.plan, f)),
                           "the LSE of " + stepWhere(x.plan, i), error))
             return nullptr;
           x.lseMemory.push_back(p);
@@ -521,20 +559,29 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
         ++reused;
       }
     }
-    if (fused + unfused > 0) {
+    std::vector<std::string> parts;
+    const char *names[4] = {"", "unfused", "fused", "cuDNN"};
+    for (int k = 3; k >= 1; --k)
+      if (counts[k] > 0)
+        parts.push_back(std::string(names[k]) + " " +
+                        std::to_string(counts[k]));
+    if (!parts.empty()) {
       std::ostringstream os;
-      if (unfused == 0)
-        os << "fused (" << fused << " steps";
-      else if (fused == 0)
-        os << "unfused (" << unfused << " steps";
-      else
-        os << "fused " << fused << ", unfused " << unfused << " (";
+      for (size_t k = 0; k < parts.size(); ++k)
+        os << (k ? ", " : "") << parts[k];
+      os << " step(s)";
+      if (options.attention == AttentionImpl::Cudnn)
+        os << " (cuDNN " << cudnnAttentionLibraryVersion()
+           << (options.cudnnDeterministic ? ", deterministic backward"
+                                          : ", non-deterministic backward")
+           << ")";
       if (reused > 0)
         os << "; " << reused << " backward step(s) reuse their forward's LSE";
-      os << ")";
-      if (unfused > 0)
-        os << "; unfused because " << fallback
-           << (unfused > 1 ? ", ..." : "");
+      if (!fallback.empty())
+        os << "; not "
+           << (options.attention == AttentionImpl::Cudnn ? "cuDNN" : "fused")
+           << " where " << fallback
+           << (counts[1] + counts[2] + counts[3] > 1 ? ", ..." : "");
       x.attentionSummary = os.str();
     }
   }
@@ -549,9 +596,12 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     if (s.kind == StepKind::Attention || s.kind == StepKind::AttentionGrad) {
       AttentionArgs a = attentionArgs(x.plan, s);
       size_t index = &s - x.plan.steps.data();
-      if (x.fusedAttention[index]) {
-        need = s.kind == StepKind::Attention ? fusedAttentionLseBytes(a)
-                                             : fusedAttentionGradScratchBytes(a);
+      if (x.attentionKernel[index] == Impl::AttentionKernel::Cudnn) {
+        need = x.cudnnScratch(index).bytes;
+      } else if (x.attentionKernel[index] == Impl::AttentionKernel::Fused) {
+        need = s.kind == StepKind::Attention
+                   ? fusedAttentionLseBytes(a)
+                   : fusedAttentionGradScratchBytes(a);
       } else {
         need = s.kind == StepKind::Attention ? attentionScratchBytes(a)
                                              : attentionGradScratchBytes(a);
@@ -731,6 +781,30 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
   return true;
 }
 
+Executor::Impl::CudnnScratch Executor::Impl::cudnnScratch(size_t index) const {
+  auto align = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  const Step &s = plan.steps[index];
+  AttentionArgs a = attentionArgs(plan, s);
+  bool grad = s.kind == StepKind::AttentionGrad;
+  const CudnnAttention &cudnn = *cudnnPerStream[s.stream];
+  CudnnScratch r;
+  int64_t offset = 0;
+  if (!attentionLse[index]) {
+    r.lse = offset;
+    offset += align(fusedAttentionLseBytes(a));
+    if (grad) {
+      r.out = offset;
+      offset += align(a.seq * a.heads * a.headDim * dtypeBytes(a.type));
+    }
+  }
+  r.workspace = offset;
+  int64_t workspace = cudnn.workspaceBytes(a, grad);
+  if (grad && !attentionLse[index])
+    workspace = std::max(workspace, cudnn.workspaceBytes(a, false));
+  r.bytes = offset + align(workspace);
+  return r;
+}
+
 bool Executor::Impl::launch(size_t index, std::string &error) {
   const Step &s = plan.steps[index];
   cudaStream_t stream = streams[s.stream];
@@ -757,7 +831,28 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
   case StepKind::AttentionGrad: {
     bool grad = s.kind == StepKind::AttentionGrad;
     AttentionArgs a = attentionArgs(plan, s);
-    if (fusedAttention[index]) {
+    if (attentionKernel[index] == AttentionKernel::Cudnn) {
+      CudnnAttention &cudnn = *cudnnPerStream[s.stream];
+      CudnnScratch layout = cudnnScratch(index);
+      char *base = static_cast<char *>(scratch[s.stream]);
+      void *workspace = base + layout.workspace;
+      float *lse = attentionLse[index]
+                       ? attentionLse[index]
+                       : reinterpret_cast<float *>(base + layout.lse);
+      if (!grad)
+        return cudnn.forward(a, ptr(s.inputs[0]), ptr(s.outputs[0]), lse,
+                             workspace, stream, error);
+      // No forward kept this backward's LSE: cuDNN's forward writes it (and
+      // an output nobody reads) into the scratch first.
+      if (!attentionLse[index] &&
+          !cudnn.forward(a, ptr(s.inputs[1]), base + layout.out, lse, workspace,
+                         stream, error))
+        return false;
+      return cudnn.backward(a, ptr(s.inputs[0]), ptr(s.inputs[1]),
+                            ptr(s.inputs[2]), lse, ptr(s.outputs[0]), workspace,
+                            stream, error);
+    }
+    if (attentionKernel[index] == AttentionKernel::Fused) {
       if (!grad)
         return launchFusedAttention(
             a, ptr(s.inputs[0]), ptr(s.outputs[0]),

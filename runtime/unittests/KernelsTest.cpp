@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/runtime/Kernels.h"
+#include "tandem/runtime/CudnnAttention.h"
 
 #include "../lib/AttentionKernels.h"
 #include "../lib/KernelsInternal.h"
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -936,9 +938,9 @@ TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
   struct Case {
     int64_t seq, heads, kvHeads, headDim;
   };
-  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64},
-                 Case{257, 4, 4, 128}, Case{384, 8, 1, 128},
-                 Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
+  for (Case c :
+       {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
+        Case{384, 8, 1, 128}, Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
     for (bool causal : {false, true}) {
       for (DType type : {DType::BF16, DType::F16}) {
         AttentionArgs args;
@@ -977,9 +979,9 @@ TEST_F(KernelsTest, FusedAttentionRejectsWhatItDoesNotTake) {
   args.type = DType::BF16;
   DeviceBuffer qkv(64 * 4 * 64 * 2 + 16), out(64 * 2 * 64 * 2), lse(2 * 64 * 4);
   // A misaligned qkv is refused, not read.
-  EXPECT_FALSE(launchFusedAttention(
-      args, static_cast<char *>(qkv.get()) + 2, out.get(),
-      static_cast<float *>(lse.get()), stream, error));
+  EXPECT_FALSE(launchFusedAttention(args, static_cast<char *>(qkv.get()) + 2,
+                                    out.get(), static_cast<float *>(lse.get()),
+                                    stream, error));
   EXPECT_NE(error.find("aligned"), std::string::npos) << error;
 }
 
@@ -1009,8 +1011,8 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Forward: the fused output and LSE against the double reference and
   // the unfused path.
-  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
-                                   stream, error))
+  ASSERT_TRUE(
+      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
       << error;
   ASSERT_TRUE(launchAttention(blas, args, dQkv.get(), unfusedOut.get(),
                               scratch.get(), stream, error))
@@ -1034,9 +1036,9 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
 
   // Backward with the saved LSE, against the reference and the unfused
   // backward (each on its own forward output).
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
-                                       out.get(), lsePtr, dqkv.get(),
-                                       fusedScratch.get(), stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
+                                       lsePtr, dqkv.get(), fusedScratch.get(),
+                                       stream, error))
       << error;
   ASSERT_TRUE(launchAttentionGrad(blas, args, dDout.get(), dQkv.get(),
                                   unfusedOut.get(), unfusedDqkv.get(),
@@ -1079,25 +1081,141 @@ void KernelsTest::checkFusedAttention(const AttentionArgs &args,
       fusedScratch.get(), group + 1, stream, error));
 
   // Without a saved LSE the backward recomputes it: bitwise the same.
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
-                                       out.get(), nullptr,
-                                       recomputedDqkv.get(), fusedScratch.get(),
-                                       stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
+                                       nullptr, recomputedDqkv.get(),
+                                       fusedScratch.get(), stream, error))
       << error;
   std::vector<uint8_t> gradBits = dqkv.download();
   EXPECT_EQ(gradBits, recomputedDqkv.download()) << "recomputed LSE";
 
   // Bitwise reproducible (no atomics).
   std::vector<uint8_t> outBits = out.download();
-  ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), out.get(), lsePtr,
-                                   stream, error))
+  ASSERT_TRUE(
+      launchFusedAttention(args, dQkv.get(), out.get(), lsePtr, stream, error))
       << error;
-  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(),
-                                       out.get(), lsePtr, dqkv.get(),
-                                       fusedScratch.get(), stream, error))
+  ASSERT_TRUE(launchFusedAttentionGrad(args, dDout.get(), dQkv.get(), out.get(),
+                                       lsePtr, dqkv.get(), fusedScratch.get(),
+                                       stream, error))
       << error;
   EXPECT_EQ(outBits, out.download());
   EXPECT_EQ(gradBits, dqkv.download());
+}
+
+//===----------------------------------------------------------------------===//
+// cuDNN attention (an option of builds that found cuDNN)
+//===----------------------------------------------------------------------===//
+
+TEST_F(KernelsTest, CudnnAttentionMatchesReferenceAndFusedLse) {
+  std::string reason;
+  if (!cudnnAttentionBuilt(reason))
+    GTEST_SKIP() << reason;
+  std::unique_ptr<CudnnAttention> cudnn = CudnnAttention::create(true, error);
+  ASSERT_TRUE(cudnn) << error;
+  struct Case {
+    int64_t seq, heads, kvHeads, headDim;
+  };
+  // Head dims 64 and 128 (and 96, which Tandem's own kernels do not take),
+  // GQA groups 1-8, sequences that are and are not multiples of a tile.
+  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
+                 Case{384, 8, 1, 128}, Case{200, 4, 2, 96}}) {
+    for (bool causal : {false, true}) {
+      for (DType type : {DType::BF16, DType::F16}) {
+        AttentionArgs args;
+        args.seq = c.seq;
+        args.heads = c.heads;
+        args.kvHeads = c.kvHeads;
+        args.headDim = c.headDim;
+        args.causal = causal;
+        args.type = type;
+        std::string what = "seq " + std::to_string(c.seq) + " heads " +
+                           std::to_string(c.heads) + " kv " +
+                           std::to_string(c.kvHeads) + " d " +
+                           std::to_string(c.headDim) +
+                           (causal ? " causal " : " ") + name(type);
+        SCOPED_TRACE(what);
+        ASSERT_TRUE(cudnn->prepare(args, false, reason)) << reason;
+        ASSERT_TRUE(cudnn->prepare(args, true, reason)) << reason;
+        int64_t width = (args.heads + 2 * args.kvHeads) * args.headDim;
+        int64_t outCount = args.seq * args.heads * args.headDim;
+        uint64_t seed = 300 + args.seq * 7 + args.heads * 3 + args.headDim +
+                        (causal ? 1 : 0) + (type == DType::F16 ? 50 : 0);
+        std::vector<float> qkv =
+            randomValues(type, args.seq * width, seed, -2, 2);
+        std::vector<float> dout = randomValues(type, outCount, seed + 1);
+        std::vector<float> garbage =
+            randomValues(type, args.seq * width, 13, 5, 9);
+        std::vector<float> outGarbage = randomValues(type, outCount, 14, 5, 9);
+        int64_t workspaceBytes =
+            std::max<int64_t>(std::max(cudnn->workspaceBytes(args, false),
+                                       cudnn->workspaceBytes(args, true)),
+                              1);
+        DeviceBuffer dQkv(type, qkv), dDout(type, dout), out(type, outGarbage),
+            dqkv(type, garbage), again(type, garbage),
+            lse(fusedAttentionLseBytes(args)), workspace(workspaceBytes);
+        float *lsePtr = static_cast<float *>(lse.get());
+
+        // Forward: out and LSE against the double reference, with the
+        // tolerances of the fused kernels' test.
+        ASSERT_TRUE(cudnn->forward(args, dQkv.get(), out.get(), lsePtr,
+                                   workspace.get(), stream, error))
+            << error;
+        std::vector<float> outValues = out.values(type);
+        AttentionRef forward = attentionReference(args, qkv, nullptr, nullptr);
+        double tolerance = type == DType::BF16 ? 2e-2 : 4e-3;
+        EXPECT_LE(relMaxError(outValues, forward.out), tolerance) << "out";
+        expectClose(lse.values(DType::F32), lseReference(args, qkv), 1e-5, 1e-4,
+                    what + " lse");
+
+        // Backward: every element of dqkv (garbage before) against the
+        // reference; deterministic, so bitwise reproducible.
+        ASSERT_TRUE(cudnn->backward(args, dDout.get(), dQkv.get(), out.get(),
+                                    lsePtr, dqkv.get(), workspace.get(), stream,
+                                    error))
+            << error;
+        AttentionRef backward =
+            attentionReference(args, qkv, &dout, &outValues);
+        double gradTolerance = type == DType::BF16 ? 4e-2 : 1e-2;
+        expectQkvClose(dqkv.values(type), backward.dqkv, args, gradTolerance,
+                       what + " cudnn");
+        ASSERT_TRUE(cudnn->backward(args, dDout.get(), dQkv.get(), out.get(),
+                                    lsePtr, again.get(), workspace.get(),
+                                    stream, error))
+            << error;
+        EXPECT_EQ(dqkv.download(), again.download()) << "deterministic";
+
+        // The LSE is the fused kernels' (same layout and definition): a
+        // cuDNN backward given the fused forward's LSE matches too.
+        if (fusedAttentionSupported(args, reason)) {
+          DeviceBuffer fusedLse(fusedAttentionLseBytes(args));
+          ASSERT_TRUE(launchFusedAttention(args, dQkv.get(), nullptr,
+                                           static_cast<float *>(fusedLse.get()),
+                                           stream, error))
+              << error;
+          expectClose(fusedLse.values(DType::F32), lseReference(args, qkv),
+                      1e-5, 1e-4, what + " fused lse");
+          ASSERT_TRUE(cudnn->backward(args, dDout.get(), dQkv.get(), out.get(),
+                                      static_cast<float *>(fusedLse.get()),
+                                      again.get(), workspace.get(), stream,
+                                      error))
+              << error;
+          expectQkvClose(again.values(type), backward.dqkv, args, gradTolerance,
+                         what + " cudnn on the fused LSE");
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelsHostTest, CudnnAttentionSaysWhyItIsMissing) {
+  std::string reason, error;
+  if (cudnnAttentionBuilt(reason))
+    GTEST_SKIP() << "this runtime was built with cuDNN "
+                 << "(CudnnAttentionMatchesReferenceAndFusedLse covers it)";
+  EXPECT_FALSE(reason.empty());
+  EXPECT_EQ(CudnnAttention::create(true, error), nullptr);
+  EXPECT_NE(error.find(reason), std::string::npos) << error;
+  EXPECT_NE(error.find("TANDEM_CUDNN"), std::string::npos) << error;
+  EXPECT_EQ(cudnnAttentionLibraryVersion(), 0);
 }
 
 //===----------------------------------------------------------------------===//

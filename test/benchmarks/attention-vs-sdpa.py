@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Tandem's attention kernels next to PyTorch's SDPA, in one run on one GPU.
 
-Runs tandem-attention-bench (fused, and optionally unfused) on the shapes
+Runs tandem-attention-bench (fused, optionally unfused, and with --cudnn
+cuDNN's fused attention through Tandem's runtime, deterministic and
+non-deterministic backward) on the shapes
 below, then times torch.nn.functional.scaled_dot_product_attention forward
 and forward+backward on the same shapes (bf16, GQA through enable_gqa, the
 (batch, heads, seq, dim) view of a (seq, heads, dim) tensor as models call
@@ -10,7 +12,7 @@ PyTorch offers is timed on its own (sdpa_kernel) besides the default choice.
 Prints a table and writes JSON.
 
   python3 test/benchmarks/attention-vs-sdpa.py --bench build/bin/tandem-attention-bench \
-      --json out.json [--unfused] [--iters 20]
+      --json out.json [--unfused] [--cudnn] [--iters 20]
 """
 import argparse
 import json
@@ -89,11 +91,16 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--unfused", action="store_true",
                     help="also time Tandem's unfused path")
+    ap.add_argument("--cudnn", action="store_true",
+                    help="also time cuDNN's attention through Tandem's runtime "
+                         "(a runtime built with cuDNN)")
     args = ap.parse_args()
     import torch
 
     tandem_json = args.json + ".tandem.json"
-    cmd = [args.bench, "--impl", "both" if args.unfused else "fused",
+    impls = ["fused"] + (["unfused"] if args.unfused else []) + \
+        (["cudnn", "cudnn-nondeterministic"] if args.cudnn else [])
+    cmd = [args.bench, "--impl", ",".join(impls),
            "--iters", str(args.iters), "--warmup", str(args.warmup),
            "--json", tandem_json]
     for name, seq, h, kv, d, causal in CASES:
@@ -123,10 +130,15 @@ def main():
             "ratio_fwd_vs_sdpa_default": fused["fwd_us"] / d["fwd_us"] if "fwd_us" in d else None,
             "fwd_flops": fused["fwd_flops"],
         }
-        if "unfused" in t:
-            u = t["unfused"]
-            row["tandem_unfused"] = {"fwd_us": u["fwd_us"], "bwd_us": u["bwd_us"],
-                                     "fwd_bwd_us": u["fwd_us"] + u["bwd_us"]}
+        for impl in ("unfused", "cudnn", "cudnn-nondeterministic"):
+            if impl in t:
+                u = t[impl]
+                key = "tandem_" + impl.replace("-", "_")
+                row[key] = {"fwd_us": u["fwd_us"], "bwd_us": u["bwd_us"],
+                            "fwd_bwd_us": u["fwd_us"] + u["bwd_us"]}
+                if "fwd_bwd_us" in d:
+                    row[key]["ratio_fwd_bwd_vs_sdpa_default"] = \
+                        row[key]["fwd_bwd_us"] / d["fwd_bwd_us"]
         rows.append(row)
 
     result = {
@@ -135,6 +147,7 @@ def main():
         "torch": torch.__version__,
         "cudnn": torch.backends.cudnn.version(),
         "tandem_device": tandem["device"],
+        "tandem_cudnn": tandem.get("cudnn_version", 0),
         "iters": args.iters, "warmup": args.warmup,
         "flops_convention": "fwd 4*s^2*d*heads (x0.5 causal), bwd 2.5x fwd",
         "results": rows,
@@ -153,9 +166,12 @@ def main():
         print(f"{r['case']:26} {tf['fwd_us']:10.1f} {tf['bwd_us']:9.1f} {tf['fwd_bwd_us']:9.1f} | "
               f"{d.get('fwd_us', float('nan')):9.1f} {d.get('fwd_bwd_us', float('nan')):9.1f} | "
               f"{r['ratio_fwd_bwd_vs_sdpa_default'] or float('nan'):6.2f} | {best[0]} {best[1]:.1f}")
-        if "tandem_unfused" in r:
-            u = r["tandem_unfused"]
-            print(f"{'  (tandem unfused)':26} {u['fwd_us']:10.1f} {u['bwd_us']:9.1f} {u['fwd_bwd_us']:9.1f}")
+        for impl in ("unfused", "cudnn", "cudnn_nondeterministic"):
+            if "tandem_" + impl in r:
+                u = r["tandem_" + impl]
+                ratio = u.get("ratio_fwd_bwd_vs_sdpa_default") or float("nan")
+                print(f"{'  (tandem ' + impl + ')':26} {u['fwd_us']:10.1f} {u['bwd_us']:9.1f} "
+                      f"{u['fwd_bwd_us']:9.1f} | {'':9} {'':9} | {ratio:6.2f}")
     return 0
 
 

@@ -15,7 +15,10 @@
 # H200 calibration in results/h200-2026-12-04, fitted against the emulated
 # fabric's kernel; CAL= for the preset alone).
 # BUILD: the build directory (its bin/ holds tandem-gen, tandem-opt or
-# tandem-run). lit never runs this file.
+# tandem-run). ATTENTION: tandem-run's --attention (default fused; cudnn for
+# cuDNN's attention, planned with a calibration that measured it, e.g.
+# CAL=.../calibration-cudnn.json). ONLY: a regular expression; only cases
+# whose name matches run (or are prepared). lit never runs this file.
 set -euo pipefail
 mode=${1:?prepare or run}
 out=${2:?output directory}
@@ -35,8 +38,10 @@ CASES=(
 cal_opt=""
 [ -n "$CAL" ] && cal_opt=" calibration=$CAL"
 mkdir -p "$out"
+ATTENTION=${ATTENTION:-fused}
 for c in "${CASES[@]}"; do
   IFS='|' read -r name gen strats flags peer <<<"$c"
+  [[ "$name" =~ ${ONLY:-.} ]] || continue
   if [ "$strats" = all ]; then list=("${STRATEGIES[@]}"); else list=($strats); fi
   if [ "$mode" = prepare ]; then
     # shellcheck disable=SC2086
@@ -53,7 +58,7 @@ for c in "${CASES[@]}"; do
     for s in "${list[@]}"; do
       echo "=== $name $s"
       # shellcheck disable=SC2086
-      "$BUILD/bin/tandem-run" "$out/$name.$s.json" $flags --warmup 3 \
+      "$BUILD/bin/tandem-run" "$out/$name.$s.json" $flags --attention "$ATTENTION" --warmup 3 \
         --iters 15 --json "$out/$name.$s.result.json" \
         > "$out/$name.$s.run.txt" 2>&1 || { cat "$out/$name.$s.run.txt"; exit 1; }
       grep -E "step time|predicted span" "$out/$name.$s.run.txt" || true

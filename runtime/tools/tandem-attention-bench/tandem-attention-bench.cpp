@@ -1,7 +1,8 @@
 //===- tandem-attention-bench.cpp - Time the attention kernels ------------===//
 //
 // Times Tandem's attention forward and backward (the fused kernels of
-// FlashAttention.cu, and optionally the unfused cuBLASLt + softmax path) on
+// FlashAttention.cu, and optionally the unfused cuBLASLt + softmax path and
+// cuDNN's fused attention where the runtime was built with it) on
 // the packed qkv layout of tandem.attention, for one or more shapes, and
 // writes the medians as JSON. Inputs are random (launchFill, uniform in
 // +-1), never zeros. Each measurement is one launch sequence between two CUDA
@@ -14,15 +15,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/runtime/CudnnAttention.h"
 #include "tandem/runtime/Kernels.h"
 #include "tandem/runtime/ToolSupport.h"
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,12 +41,15 @@ void printHelp() {
   std::puts(
       "usage: tandem-attention-bench --case NAME:SEQ:HEADS:KV:DIM:CAUSAL[:TYPE]"
       "...\n"
-      "                              [--impl fused|unfused|both] [--iters N]\n"
+      "                              [--impl IMPL[,IMPL...]] [--iters N]\n"
       "                              [--warmup N] [--json FILE] [--device D]\n"
       "\n"
       "Times attention forward and backward on each case (CAUSAL 0 or 1,\n"
       "TYPE bf16 (default) or f16) and prints one line per case and\n"
-      "implementation. Exit codes: 0 success, 1 CUDA error, 2 usage.");
+      "implementation. IMPL: fused (default), unfused, cudnn (cuDNN's fused\n"
+      "attention, deterministic backward), cudnn-nondeterministic, or both\n"
+      "(fused,unfused). Exit codes: 0 success, 1 CUDA error, 2 usage (also\n"
+      "an implementation this build or cuDNN does not have).");
 }
 
 struct Case {
@@ -119,16 +126,23 @@ bool timeIt(F &&launch, int warmup, int iters, cudaStream_t stream,
   return ok;
 }
 
-bool runCase(const Case &c, bool fused, int warmup, int iters,
-             cudaStream_t stream, BlasContext &blas, Timing &t) {
+/// `cudnn` set: cuDNN's attention (graphs prepared); else `fused` picks
+/// Tandem's fused kernels or the unfused path.
+bool runCase(const Case &c, bool fused, CudnnAttention *cudnn, int warmup,
+             int iters, cudaStream_t stream, BlasContext &blas, Timing &t) {
   const AttentionArgs &a = c.args;
   int64_t width = (a.heads + 2 * a.kvHeads) * a.headDim;
   int64_t qkvBytes = a.seq * width * dtypeBytes(a.type);
   int64_t outBytes = a.seq * a.heads * a.headDim * dtypeBytes(a.type);
-  int64_t fwdScratch = fused ? fusedAttentionLseBytes(a)
-                             : attentionScratchBytes(a);
-  int64_t bwdScratch = fused ? fusedAttentionGradScratchBytes(a)
-                             : attentionGradScratchBytes(a);
+  // cuDNN: s1 holds the LSE, s2 the larger of the two workspaces.
+  int64_t fwdScratch =
+      cudnn || fused ? fusedAttentionLseBytes(a) : attentionScratchBytes(a);
+  int64_t bwdScratch =
+      cudnn   ? std::max<int64_t>(std::max(cudnn->workspaceBytes(a, false),
+                                           cudnn->workspaceBytes(a, true)),
+                                  1)
+      : fused ? fusedAttentionGradScratchBytes(a)
+              : attentionGradScratchBytes(a);
   void *qkv = nullptr, *out = nullptr, *dout = nullptr, *dqkv = nullptr,
        *s1 = nullptr, *s2 = nullptr;
   bool ok = cuda(cudaMalloc(&qkv, qkvBytes), "cudaMalloc") &&
@@ -139,24 +153,29 @@ bool runCase(const Case &c, bool fused, int warmup, int iters,
             cuda(cudaMalloc(&s2, bwdScratch), "cudaMalloc");
   std::string error;
   if (ok)
-    ok = launchFill(qkv, a.type, qkvBytes / dtypeBytes(a.type), 1, 1.0f,
-                    stream, error) &&
+    ok = launchFill(qkv, a.type, qkvBytes / dtypeBytes(a.type), 1, 1.0f, stream,
+                    error) &&
          launchFill(dout, a.type, outBytes / dtypeBytes(a.type), 2, 1.0f,
                     stream, error);
   auto fwd = [&] {
-    bool r = fused ? launchFusedAttention(a, qkv, out, static_cast<float *>(s1),
-                                          stream, error)
-                   : launchAttention(blas, a, qkv, out, s1, stream, error);
+    bool r = cudnn   ? cudnn->forward(a, qkv, out, static_cast<float *>(s1), s2,
+                                      stream, error)
+             : fused ? launchFusedAttention(
+                           a, qkv, out, static_cast<float *>(s1), stream, error)
+                     : launchAttention(blas, a, qkv, out, s1, stream, error);
     if (!r)
       std::fprintf(stderr, "tandem-attention-bench: %s\n", error.c_str());
     return r;
   };
   auto bwd = [&] {
-    bool r = fused ? launchFusedAttentionGrad(a, dout, qkv, out,
-                                              static_cast<float *>(s1), dqkv,
-                                              s2, stream, error)
-                   : launchAttentionGrad(blas, a, dout, qkv, out, dqkv, s2,
-                                         stream, error);
+    bool r = cudnn
+                 ? cudnn->backward(a, dout, qkv, out, static_cast<float *>(s1),
+                                   dqkv, s2, stream, error)
+             : fused ? launchFusedAttentionGrad(a, dout, qkv, out,
+                                                static_cast<float *>(s1), dqkv,
+                                                s2, stream, error)
+                     : launchAttentionGrad(blas, a, dout, qkv, out, dqkv, s2,
+                                           stream, error);
     if (!r)
       std::fprintf(stderr, "tandem-attention-bench: %s\n", error.c_str());
     return r;
@@ -173,7 +192,8 @@ bool runCase(const Case &c, bool fused, int warmup, int iters,
 
 int main(int argc, char **argv) {
   std::vector<Case> cases;
-  std::string impl = "fused", jsonPath;
+  std::vector<std::string> impls = {"fused"};
+  std::string jsonPath;
   int iters = 20, warmup = 5, device = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -200,16 +220,24 @@ int main(int argc, char **argv) {
       }
       cases.push_back(c);
     } else if (a == "--impl") {
-      impl = v;
-      if (impl != "fused" && impl != "unfused" && impl != "both") {
-        std::fprintf(stderr, "tandem-attention-bench: bad --impl '%s'\n", v);
-        return kExitUsage;
+      impls.clear();
+      std::stringstream ss(std::string(v) == "both" ? "fused,unfused" : v);
+      for (std::string p; std::getline(ss, p, ',');) {
+        if (p != "fused" && p != "unfused" && p != "cudnn" &&
+            p != "cudnn-nondeterministic") {
+          std::fprintf(stderr,
+                       "tandem-attention-bench: bad --impl '%s' (fused, "
+                       "unfused, cudnn, cudnn-nondeterministic or both)\n",
+                       p.c_str());
+          return kExitUsage;
+        }
+        impls.push_back(p);
       }
     } else if (a == "--iters" || a == "--warmup" || a == "--device") {
       int n = std::atoi(v);
       if (n < (a == "--iters" ? 1 : 0)) {
-        std::fprintf(stderr, "tandem-attention-bench: bad %s '%s'\n",
-                     a.c_str(), v);
+        std::fprintf(stderr, "tandem-attention-bench: bad %s '%s'\n", a.c_str(),
+                     v);
         return kExitUsage;
       }
       (a == "--iters" ? iters : a == "--warmup" ? warmup : device) = n;
@@ -243,33 +271,52 @@ int main(int argc, char **argv) {
   if (!cuda(cudaMalloc(&blas.workspace, blas.workspaceBytes), "cudaMalloc"))
     return 1;
 
+  // cuDNN handles by determinism, created on first use.
+  std::unique_ptr<CudnnAttention> cudnnByMode[2];
   std::ostringstream json;
   json << "{\n \"tool\": \"tandem-attention-bench\",\n \"device\": \""
        << prop.name << "\",\n \"sm_count\": " << prop.multiProcessorCount
+       << ",\n \"cudnn_version\": " << cudnnAttentionLibraryVersion()
        << ",\n \"iters\": " << iters << ",\n \"warmup\": " << warmup
        << ",\n \"results\": [";
   bool first = true;
   for (const Case &c : cases) {
     const AttentionArgs &a = c.args;
-    double fwdFlops = 4.0 * a.seq * a.seq * a.headDim * a.heads *
-                      (a.causal ? 0.5 : 1.0);
-    for (bool fused : {true, false}) {
-      if ((fused && impl == "unfused") || (!fused && impl == "fused"))
-        continue;
+    double fwdFlops =
+        4.0 * a.seq * a.seq * a.headDim * a.heads * (a.causal ? 0.5 : 1.0);
+    for (const std::string &implName : impls) {
+      bool fused = implName == "fused";
       std::string reason;
+      CudnnAttention *cudnn = nullptr;
+      if (implName.compare(0, 5, "cudnn") == 0) {
+        bool deterministic = implName == "cudnn";
+        std::unique_ptr<CudnnAttention> &handle = cudnnByMode[deterministic];
+        if (!handle &&
+            !(handle = CudnnAttention::create(deterministic, reason))) {
+          std::fprintf(stderr, "tandem-attention-bench: %s\n", reason.c_str());
+          return kExitUsage;
+        }
+        cudnn = handle.get();
+        if (!cudnn->prepare(a, false, reason) ||
+            !cudnn->prepare(a, true, reason)) {
+          std::fprintf(stderr, "tandem-attention-bench: %s: %s: %s\n",
+                       c.name.c_str(), implName.c_str(), reason.c_str());
+          return kExitUsage;
+        }
+      }
       if (fused && !fusedAttentionSupported(a, reason)) {
         std::fprintf(stderr, "tandem-attention-bench: %s: fused: %s\n",
                      c.name.c_str(), reason.c_str());
         return kExitUsage;
       }
       Timing t;
-      if (!runCase(c, fused, warmup, iters, stream, blas, t))
+      if (!runCase(c, fused, cudnn, warmup, iters, stream, blas, t))
         return 1;
-      const char *implName = fused ? "fused" : "unfused";
       std::printf("%-24s %-8s fwd %9.1f us (%6.1f TF/s)  bwd %9.1f us "
                   "(%6.1f TF/s)  fwd+bwd %9.1f us\n",
-                  c.name.c_str(), implName, t.fwdUs, fwdFlops / t.fwdUs * 1e-6,
-                  t.bwdUs, 2.5 * fwdFlops / t.bwdUs * 1e-6, t.fwdUs + t.bwdUs);
+                  c.name.c_str(), implName.c_str(), t.fwdUs,
+                  fwdFlops / t.fwdUs * 1e-6, t.bwdUs,
+                  2.5 * fwdFlops / t.bwdUs * 1e-6, t.fwdUs + t.bwdUs);
       json << (first ? "" : ",") << "\n  {\"case\": \"" << c.name
            << "\", \"impl\": \"" << implName << "\", \"seq\": " << a.seq
            << ", \"heads\": " << a.heads << ", \"kv_heads\": " << a.kvHeads

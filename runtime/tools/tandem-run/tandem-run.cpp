@@ -80,8 +80,12 @@ void printHelp(std::FILE *out) {
       "                          execution error then names its op)\n"
       "  --separate-buffers      one allocation per buffer instead of the\n"
       "                          planned arena (debugging, with memcheck)\n"
-      "  --attention IMPL        fused (default) or unfused: how attention\n"
-      "                          steps run; the environment variable\n"
+      "  --attention IMPL        how attention steps run: fused (default,\n"
+      "                          Tandem's kernels), unfused, cudnn (cuDNN's\n"
+      "                          fused attention, deterministic backward;\n"
+      "                          a runtime built with cuDNN) or\n"
+      "                          cudnn-nondeterministic (its atomic\n"
+      "                          backward); the environment variable\n"
       "                          TANDEM_ATTENTION sets the default\n"
       "  --timeout S             abort if a step takes longer (default 300)\n"
       "  --inject-host-delay I:US  fault injection: the host waits US\n"
@@ -103,6 +107,7 @@ struct Options {
   double fabricGbps = 0, fabricLatencyUs = 0;
   bool separateBuffers = false;
   AttentionImpl attention = AttentionImpl::Fused;
+  bool cudnnDeterministic = true;
   double timeout = 300;
   uint64_t seed = 1;
   std::vector<std::pair<int64_t, double>> hostDelays;
@@ -118,12 +123,15 @@ bool parseInt(const char *text, long long min, long long &out) {
   return true;
 }
 
-bool parseAttention(const char *text, AttentionImpl &out) {
+bool parseAttention(const char *text, Options &o) {
   std::string v = text;
+  o.cudnnDeterministic = v != "cudnn-nondeterministic";
   if (v == "fused")
-    out = AttentionImpl::Fused;
+    o.attention = AttentionImpl::Fused;
   else if (v == "unfused")
-    out = AttentionImpl::Unfused;
+    o.attention = AttentionImpl::Unfused;
+  else if (v == "cudnn" || v == "cudnn-nondeterministic")
+    o.attention = AttentionImpl::Cudnn;
   else
     return false;
   return true;
@@ -131,10 +139,10 @@ bool parseAttention(const char *text, AttentionImpl &out) {
 
 int parseArgs(int argc, char **argv, Options &o) {
   if (const char *env = std::getenv("TANDEM_ATTENTION");
-      env && !parseAttention(env, o.attention)) {
+      env && !parseAttention(env, o)) {
     std::fprintf(stderr,
-                 "tandem-run: TANDEM_ATTENTION must be fused or unfused, "
-                 "got '%s'\n",
+                 "tandem-run: TANDEM_ATTENTION must be fused, unfused, cudnn "
+                 "or cudnn-nondeterministic, got '%s'\n",
                  env);
     return kExitUsage;
   }
@@ -199,10 +207,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       const char *v = value("--attention");
       if (!v)
         return kExitUsage;
-      if (!parseAttention(v, o.attention)) {
+      if (!parseAttention(v, o)) {
         std::fprintf(stderr,
-                     "tandem-run: --attention must be fused or unfused, got "
-                     "'%s'\n",
+                     "tandem-run: --attention must be fused, unfused, cudnn "
+                     "or cudnn-nondeterministic, got '%s'\n",
                      v);
         return kExitUsage;
       }
@@ -377,6 +385,7 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
   eo.cudaGraph = o.graph;
   eo.timeoutSeconds = o.timeout;
   eo.attention = o.attention;
+  eo.cudnnDeterministic = o.cudnnDeterministic;
   // The reference of --check runs as exported.
   if (iters > 0)
     eo.hostDelays = o.hostDelays;

@@ -67,6 +67,11 @@ enum class AttentionImpl {
   /// Always the unfused cuBLASLt + softmax path (the reference of the
   /// fused kernels' tests; `tandem-run --attention unfused`).
   Unfused,
+  /// cuDNN's fused attention (CudnnAttention.h) where cuDNN has an engine
+  /// for the step, Fused's choice elsewhere (the summary names the step and
+  /// cuDNN's reason). Creating the executor fails in a runtime built
+  /// without cuDNN (`tandem-run --attention cudnn`).
+  Cudnn,
 };
 
 struct ExecutorOptions {
@@ -97,6 +102,10 @@ struct ExecutorOptions {
   int64_t workspaceBytes = 64ll << 20;
   /// Fused attention by default.
   AttentionImpl attention = AttentionImpl::Fused;
+  /// AttentionImpl::Cudnn: cuDNN's deterministic backward (bitwise
+  /// reproducible, as the runtime's own kernels are) or its faster
+  /// atomic one.
+  bool cudnnDeterministic = true;
   /// Emulated mode: where a collective step has no `predicted.alone_us`,
   /// pace it to `fabricLatencyUs` + its per-rank bus bytes (nccl-tests'
   /// busbw convention) / `fabricGbps` GB/s; 0 = no such rate, and such a
