@@ -132,6 +132,8 @@ static bool parseGpuSection(const llvm::json::Value &value,
       "gemms_hold_sms",
       "attention_efficiency",
       "attention_grad_efficiency",
+      "attention_latency_us",
+      "attention_grad_latency_us",
       "event_latency_us",
       "norm_latency_us",
       "norm_hbm_efficiency",
@@ -202,6 +204,10 @@ static bool parseGpuSection(const llvm::json::Value &value,
                     kMinEfficiency, 1.0) &&
          readNumber("attention_grad_efficiency", gpu.attentionGradEfficiency,
                     kMinEfficiency, 1.0) &&
+         readNumber("attention_latency_us", gpu.attentionLatencyUs, 0.0,
+                    kMaxLatencyUs) &&
+         readNumber("attention_grad_latency_us", gpu.attentionGradLatencyUs,
+                    0.0, kMaxLatencyUs) &&
          readNumber("event_latency_us", gpu.eventLatencyUs, 0.0,
                     kMaxLatencyUs) &&
          readNumber("norm_latency_us", gpu.normLatencyUs, 0.0, kMaxLatencyUs) &&
@@ -402,6 +408,10 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
     spec.attentionEfficiency = *gpu.attentionEfficiency;
   if (gpu.attentionGradEfficiency)
     spec.attentionGradEfficiency = *gpu.attentionGradEfficiency;
+  if (gpu.attentionLatencyUs)
+    spec.attentionLatencyUs = *gpu.attentionLatencyUs;
+  if (gpu.attentionGradLatencyUs)
+    spec.attentionGradLatencyUs = *gpu.attentionGradLatencyUs;
   auto apply = [](KernelBandwidth &k, std::optional<double> latencyUs,
                   std::optional<double> efficiency) {
     if (latencyUs)
@@ -572,13 +582,15 @@ std::optional<ComputeEstimate> CostModel::modelled(const ComputeCostInputs &in,
   ComputeEstimate e;
   e.sms = (sms <= 0 || sms > spec.smCount) ? spec.smCount : sms;
   e.floorUs = memoryKernelUs(in.memoryKernel, bytes);
-  double computeUs = 0.0;
+  double computeUs = 0.0, fixedUs = 0.0;
   switch (kind) {
   case ComputeKind::attention:
     computeUs = flops / (peak * spec.attentionEfficiency / 1e6);
+    fixedUs = spec.attentionLatencyUs;
     break;
   case ComputeKind::attention_grad:
     computeUs = flops / (peak * spec.attentionGradEfficiency / 1e6);
+    fixedUs = spec.attentionGradLatencyUs;
     break;
   case ComputeKind::opaque:
   case ComputeKind::gemm:
@@ -590,7 +602,7 @@ std::optional<ComputeEstimate> CostModel::modelled(const ComputeCostInputs &in,
   }
   // Compute-bound work spreads over the SMs it gets; bandwidth-bound work is
   // limited by HBM, which a few SMs less barely changes.
-  computeUs *= double(spec.smCount) / double(e.sms);
+  computeUs = computeUs * double(spec.smCount) / double(e.sms) + fixedUs;
   e.memoryBound = e.floorUs >= computeUs;
   e.timeUs = std::max(computeUs, e.floorUs) + spec.launchOverheadUs;
   return e;

@@ -19,6 +19,9 @@
 // RUN: tandem-opt %t/hold-sms.mlir --tandem-simulate="calibration=%t/hold-sms.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/other-gpu.mlir --tandem-simulate="calibration=%t/other-gpu.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/event-latency.mlir --tandem-simulate="calibration=%t/event-latency.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/attention-latency.mlir --tandem-simulate="calibration=%t/attention-latency.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/attention-grad-latency.mlir --tandem-simulate="calibration=%t/attention-grad-latency.json" -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %t/model.mlir --tandem-simulate="report=- calibration=%t/attention-fixed.json" -o /dev/null | FileCheck %t/model.mlir --check-prefix=ATTENTION-FIXED
 // RUN: tandem-opt %t/gated.mlir --tandem-simulate="report=-" -o /dev/null | FileCheck %t/gated.mlir --check-prefix=NO-LATENCY
 // RUN: tandem-opt %t/gated.mlir --tandem-simulate="report=- calibration=%t/latency.json" -o /dev/null | FileCheck %t/gated.mlir --check-prefix=LATENCY
 
@@ -51,6 +54,13 @@
 // CALIBRATED: "span_us": 44.409{{[0-9]*}},
 // CALIBRATED: "function": "attention_grad"
 // CALIBRATED: "span_us": 218.0{{[0-9]*}},
+// With the fixed times of attention_latency_us 10 and
+// attention_grad_latency_us 20 on top (calibrated as above otherwise):
+// forward 43.41 + 10 + 1 us, backward 217.05 + 20 + 1 us.
+// ATTENTION-FIXED: "function": "attention"
+// ATTENTION-FIXED: "span_us": 54.409{{[0-9]*}},
+// ATTENTION-FIXED: "function": "attention_grad"
+// ATTENTION-FIXED: "span_us": 238.0{{[0-9]*}},
 module attributes {tandem.target = #tandem.target<"h200">} {
   func.func @gemm(%a: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
     %y = tandem.matmul fprop %a, %a : tensor<8192x8192xbf16>, tensor<8192x8192xbf16> -> tensor<8192x8192xbf16>
@@ -91,7 +101,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": [1], "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- unknown.mlir
-// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms, attention_efficiency, attention_grad_efficiency, event_latency_us, norm_latency_us, norm_hbm_efficiency, norm_grad_latency_us, norm_grad_hbm_efficiency, layout_copy_latency_us, layout_copy_hbm_efficiency)}}
+// expected-error @+1 {{gpu: unknown field "gemm_eficiency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms, attention_efficiency, attention_grad_efficiency, attention_latency_us, attention_grad_latency_us, event_latency_us, norm_latency_us, norm_hbm_efficiency, norm_grad_latency_us, norm_grad_hbm_efficiency, layout_copy_latency_us, layout_copy_hbm_efficiency)}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
@@ -185,6 +195,35 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 
 //--- event-latency.json
 {"version": 1, "gpu": {"event_latency_us": -2}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- attention-fixed.json
+{
+  "version": 1,
+  "source": "hand-written",
+  "gpu": {"device": "test", "sm_count": 132, "gemm_efficiency": 0.5,
+          "gemm_tile_m": 128, "gemm_tile_n": 128,
+          "gemm_wave_overhead_us": 2.0, "hbm_efficiency": 0.5,
+          "launch_overhead_us": 1.0, "attention_efficiency": 0.3,
+          "attention_grad_efficiency": 0.15, "attention_latency_us": 10,
+          "attention_grad_latency_us": 20},
+  "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]
+}
+
+//--- attention-latency.mlir
+// expected-error @+1 {{gpu: "attention_latency_us" must be a number in [0, 1e+06]}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- attention-latency.json
+{"version": 1, "gpu": {"attention_latency_us": -1}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
+
+//--- attention-grad-latency.mlir
+// expected-error @+1 {{gpu: "attention_grad_latency_us" must be a number in [0, 1e+06]}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+}
+
+//--- attention-grad-latency.json
+{"version": 1, "gpu": {"attention_grad_latency_us": "20"}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- latency.json
 {"version": 1, "source": "hand-written", "gpu": {"event_latency_us": 50.0},

@@ -68,7 +68,7 @@ if has fidelity && [ -n "${FID:-}" ] && [ -d "$FID" ]; then
   for att in ${FID_ATTENTION:-fused cudnn}; do
     mkdir -p "$R/fid-$att"
     cp "$FID"/*.json "$FID"/*.mlir "$R/fid-$att/" 2>/dev/null
-    timeout 240 env BUILD=$B ATTENTION=$att ONLY="${ONLY:-.}" \
+    timeout ${FID_TIMEOUT:-420} env BUILD=$B ATTENTION=$att ONLY="${ONLY:-.}" \
       bash "$here/fidelity.sh" run "$R/fid-$att" > "$R/fid-$att.log" 2>&1
     stamp "fidelity ($att)" $?
     grep -E "^===|step time|predicted span|median" "$R/fid-$att.log" | head -60

@@ -313,6 +313,11 @@ void fit::writeCommCalibrationJson(const std::optional<Calibration> &base,
     if (g.attentionGradEfficiency)
       add("attention_grad_efficiency",
           number(*g.attentionGradEfficiency, "{0:F4}"));
+    if (g.attentionLatencyUs)
+      add("attention_latency_us", number(*g.attentionLatencyUs, "{0:F2}"));
+    if (g.attentionGradLatencyUs)
+      add("attention_grad_latency_us",
+          number(*g.attentionGradLatencyUs, "{0:F2}"));
     if (g.eventLatencyUs)
       add("event_latency_us", number(*g.eventLatencyUs, "{0:F2}"));
     // The measured kernels' latency and rate (tandem-fit from raw.json).

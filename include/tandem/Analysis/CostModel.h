@@ -83,6 +83,12 @@ struct GpuSpec {
   /// values come from).
   double attentionEfficiency = kAttentionEfficiency,
          attentionGradEfficiency = kAttentionEfficiency;
+  /// Fixed time of an attention (backward) kernel on top of its FLOPs at
+  /// the efficiency above: the prologue, the causal tail and the last
+  /// partial wave, which a fused kernel pays whatever its size. Not target
+  /// fields: 0 unless a calibration file sets them ("attention_latency_us",
+  /// "attention_grad_latency_us").
+  double attentionLatencyUs = 0, attentionGradLatencyUs = 0;
   /// How much later than a kernel queued behind a step on the same stream a
   /// kernel gated by that step's event (cudaStreamWaitEvent on another
   /// stream) starts. Not a target field: 0 unless a calibration file sets
@@ -124,6 +130,7 @@ struct GpuCalibration {
   std::optional<double> gemmWaveOverheadUs;
   std::optional<bool> gemmsHoldSms;
   std::optional<double> attentionEfficiency, attentionGradEfficiency;
+  std::optional<double> attentionLatencyUs, attentionGradLatencyUs;
   std::optional<double> eventLatencyUs;
   std::optional<double> normLatencyUs, normHbmEfficiency;
   std::optional<double> normGradLatencyUs, normGradHbmEfficiency;
