@@ -2,6 +2,7 @@
 
 #include "tandem/Diagnosis/Diagnose.h"
 
+#include "tandem/Diagnosis/NoiseFloor.h"
 #include "tandem/Diagnosis/Overlap.h"
 
 #include <algorithm>
@@ -39,6 +40,20 @@ const char *causeName(Cause cause) {
     return "unexplained";
   }
   return "unexplained";
+}
+
+const char *noiseQuantityName(NoiseQuantity quantity) {
+  switch (quantity) {
+  case NoiseQuantity::Duration:
+    return "duration";
+  case NoiseQuantity::Start:
+    return "start";
+  case NoiseQuantity::Exposed:
+    return "exposed";
+  case NoiseQuantity::PairLoss:
+    return "pair_loss";
+  }
+  return "exposed";
 }
 
 namespace {
@@ -223,6 +238,15 @@ std::vector<double> aloneTimes(const Timeline &t,
   return medians;
 }
 
+/// A deviation that decided a candidate anomaly, on measured op `op` (and,
+/// for a pair loss, `partner`): with a noise floor, the candidate is within
+/// noise when the deviation lies within the band of that quantity.
+struct NoiseCheck {
+  NoiseQuantity quantity;
+  int64_t op, partner;
+  double deviationUs;
+};
+
 struct LateCause {
   Cause cause;
   std::vector<int64_t> ops; // measured
@@ -230,6 +254,24 @@ struct LateCause {
   /// The anomaly (index) of an earlier collective this one waited behind
   /// on its stream: its loss joins that anomaly instead of a new one.
   int64_t joins = -1;
+  /// The deviations the walk decided the cause by (a longer gate).
+  std::vector<NoiseCheck> checks = {};
+};
+
+/// The overlapped pairs of both timelines and what each cost.
+struct PairLosses {
+  std::vector<OverlapPair> ep, mp;
+  std::vector<PairCost> mCost;
+  std::vector<double> mAlone;
+  /// Per pair of expected ops overlapped in EXPECTED (lower index first),
+  /// the plan's loss on it.
+  std::map<std::pair<int64_t, int64_t>, double> plannedLoss;
+  /// The plan's loss on the pair of expected ops (x, y), 0 if it gained or
+  /// they did not overlap.
+  double planned(int64_t x, int64_t y) const {
+    auto it = plannedLoss.find({std::min(x, y), std::max(x, y)});
+    return it != plannedLoss.end() ? std::max(0.0, it->second) : 0.0;
+  }
 };
 
 class Diagnoser {
@@ -408,14 +450,18 @@ public:
                       ", which ran long: " + held};
       if (holder >= 0)
         c.ops.push_back(holder);
+      c.checks.push_back({NoiseQuantity::Duration, g, -1, longer});
       return c;
     }
-    if (longer > threshold(e.ops[ge].durUs))
-      return LateCause{Cause::LongerKernel,
-                       {j, g},
-                       quoted(mo) + " started after " + quoted(go) + " on " +
-                           m.streamName(go.stream) + ", which ran " +
-                           us(go.durUs) + " instead of " + us(e.ops[ge].durUs)};
+    if (longer > threshold(e.ops[ge].durUs)) {
+      LateCause c{Cause::LongerKernel,
+                  {j, g},
+                  quoted(mo) + " started after " + quoted(go) + " on " +
+                      m.streamName(go.stream) + ", which ran " + us(go.durUs) +
+                      " instead of " + us(e.ops[ge].durUs)};
+      c.checks.push_back({NoiseQuantity::Duration, g, -1, longer});
+      return c;
+    }
     if (depth > 0) {
       LateCause up = explain(g, depth - 1);
       if (up.joins >= 0)
@@ -431,6 +477,102 @@ public:
                          ", and the walk back stops there"};
   }
 
+  /// The overlapped pairs of both timelines, each op's time alone, and
+  /// what each pair cost against serial.
+  PairLosses pairLosses() const {
+    PairLosses p;
+    std::vector<Span> es = spansOf(e), ms = spansOf(m);
+    p.ep = overlappingPairs(es);
+    p.mp = overlappingPairs(ms);
+    std::map<std::string, double> reference;
+    if (o.aloneReference)
+      reference = referenceMedians(*o.aloneReference, o.isolatedFraction);
+    std::vector<double> eAlone =
+        aloneTimes(e, es, std::vector<double>(e.ops.size(), -1),
+                   o.isolatedFraction, reference);
+    std::vector<double> fallback(m.ops.size(), -1);
+    for (size_t j = 0; j < m.ops.size(); ++j)
+      if (match.expectedOf[j] >= 0)
+        fallback[j] = e.ops[match.expectedOf[j]].aloneUs;
+    p.mAlone = aloneTimes(m, ms, fallback, o.isolatedFraction, reference);
+    std::vector<PairCost> eCost = pairCosts(es, p.ep, eAlone);
+    p.mCost = pairCosts(ms, p.mp, p.mAlone);
+    for (size_t k = 0; k < p.ep.size(); ++k)
+      p.plannedLoss[{static_cast<int64_t>(p.ep[k].a),
+                     static_cast<int64_t>(p.ep[k].b)}] = eCost[k].lostUs();
+    return p;
+  }
+
+  /// Per expected collective, in issue order, its planned and measured
+  /// exposure and the compute it was meant to hide under.
+  std::vector<CollectiveExposure>
+  collectiveExposures(const std::vector<OverlapPair> &ep) const {
+    std::vector<double> eExposed = exposedUs(e), mExposed = exposedUs(m);
+    std::map<int64_t, std::vector<std::pair<int64_t, double>>> under;
+    for (const OverlapPair &p : ep) {
+      int64_t a = p.a, b = p.b;
+      for (int k = 0; k < 2; ++k, std::swap(a, b))
+        if (e.ops[a].role == OpRole::Collective &&
+            e.ops[b].role == OpRole::Compute)
+          under[a].push_back({b, p.overlapUs});
+    }
+    std::vector<CollectiveExposure> out;
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      if (e.ops[i].role != OpRole::Collective)
+        continue;
+      CollectiveExposure c;
+      c.expected = static_cast<int64_t>(i);
+      c.measured = match.measuredOf[i];
+      c.plannedExposedUs = eExposed[i];
+      c.measuredExposedUs = c.measured >= 0 ? mExposed[c.measured] : 0;
+      c.hiddenUnder = under[i];
+      std::stable_sort(
+          c.hiddenUnder.begin(), c.hiddenUnder.end(),
+          [](const auto &x, const auto &y) { return x.second > y.second; });
+      if (o.noise)
+        c.exposedBandUs = o.noise->bandUs(NoiseQuantity::Exposed, c.expected);
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  /// What every matched op deviates by, in the quantities the rules
+  /// compare (OpDeviation), and every overlapped pair's loss beyond the
+  /// plan's.
+  Deviations deviations() const {
+    Deviations dv;
+    dv.matching = match;
+    dv.ops.assign(e.ops.size(), OpDeviation());
+    PairLosses p = pairLosses();
+    std::vector<CollectiveExposure> exposures = collectiveExposures(p.ep);
+    for (const CollectiveExposure &c : exposures)
+      if (c.measured >= 0) {
+        dv.ops[c.expected].startUs = lateness(c.measured, c);
+        dv.ops[c.expected].exposedUs = c.measuredExposedUs - c.plannedExposedUs;
+      }
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      int64_t j = match.measuredOf[i];
+      if (j < 0)
+        continue;
+      dv.ops[i].durUs = m.ops[j].durUs - e.ops[i].durUs;
+      if (e.ops[i].role == OpRole::Compute)
+        dv.ops[i].startUs = gateDelay(j);
+    }
+    // A pair the plan overlapped counts with no loss where the measurement
+    // does not overlap it.
+    for (const auto &[pair, loss] : p.plannedLoss)
+      dv.pairLossUs[pair] = -p.planned(pair.first, pair.second);
+    for (size_t k = 0; k < p.mp.size(); ++k) {
+      int64_t ea = match.expectedOf[p.mp[k].a],
+              eb = match.expectedOf[p.mp[k].b];
+      if (ea < 0 || eb < 0)
+        continue;
+      dv.pairLossUs[{std::min(ea, eb), std::max(ea, eb)}] =
+          p.mCost[k].lostUs() - p.planned(ea, eb);
+    }
+    return dv;
+  }
+
   Diagnosis run() {
     Diagnosis d;
     d.matching = match;
@@ -442,41 +584,25 @@ public:
         d.missingOps.push_back(static_cast<int64_t>(i));
     d.expectedSpanUs = e.spanUs();
     d.measuredSpanUs = m.spanUs();
-
-    std::vector<Span> es = spansOf(e), ms = spansOf(m);
-    std::vector<OverlapPair> ep = overlappingPairs(es),
-                             mp = overlappingPairs(ms);
+    if (o.noise) {
+      d.withNoiseFloor = true;
+      d.noiseRuns = o.noise->runs;
+      d.noiseMargin = o.noise->margin;
+    }
 
     // Harmful overlap first: a collective slowed by such a pair is
     // reported there, not again as a lost overlap.
-    std::map<std::string, double> reference;
-    if (o.aloneReference)
-      reference = referenceMedians(*o.aloneReference, o.isolatedFraction);
-    std::vector<double> eAlone =
-        aloneTimes(e, es, std::vector<double>(e.ops.size(), -1),
-                   o.isolatedFraction, reference);
-    std::vector<double> fallback(m.ops.size(), -1);
-    for (size_t j = 0; j < m.ops.size(); ++j)
-      if (match.expectedOf[j] >= 0)
-        fallback[j] = e.ops[match.expectedOf[j]].aloneUs;
-    std::vector<double> mAlone =
-        aloneTimes(m, ms, fallback, o.isolatedFraction, reference);
-    std::vector<PairCost> eCost = pairCosts(es, ep, eAlone);
-    std::vector<PairCost> mCost = pairCosts(ms, mp, mAlone);
-    std::map<std::pair<int64_t, int64_t>, double> plannedLoss;
-    for (size_t k = 0; k < ep.size(); ++k)
-      plannedLoss[{static_cast<int64_t>(ep[k].a),
-                   static_cast<int64_t>(ep[k].b)}] = eCost[k].lostUs();
+    PairLosses p = pairLosses();
+    const std::vector<OverlapPair> &mp = p.mp;
+    const std::vector<PairCost> &mCost = p.mCost;
+    const std::vector<double> &mAlone = p.mAlone;
     std::vector<bool> inHarmfulPair(m.ops.size(), false);
     for (size_t k = 0; k < mp.size(); ++k) {
       int64_t a = mp[k].a, b = mp[k].b;
       double planned = 0;
       int64_t ea = match.expectedOf[a], eb = match.expectedOf[b];
-      if (ea >= 0 && eb >= 0) {
-        auto it = plannedLoss.find({std::min(ea, eb), std::max(ea, eb)});
-        if (it != plannedLoss.end())
-          planned = std::max(0.0, it->second);
-      }
+      if (ea >= 0 && eb >= 0)
+        planned = p.planned(ea, eb);
       // Beyond the plan's own loss on the pair by more than the threshold
       // of the pair's serial time, and, where the plan already lost time on
       // it, by more than that loss again (a pair that was harmful in the
@@ -503,6 +629,8 @@ public:
                   us(mp[k].overlapUs) + ")" +
                   (planned > 0 ? "; the plan expected a loss of " + us(planned)
                                : std::string());
+      if (withinNoise(an, {{NoiseQuantity::PairLoss, a, b, lost}}, d))
+        continue;
       inHarmfulPair[a] = inHarmfulPair[b] = true;
       // Collectives delayed behind this pair's collective join it.
       for (int64_t x : {a, b})
@@ -512,31 +640,10 @@ public:
     }
 
     // Exposure per collective and what it was meant to hide under.
-    std::vector<double> eExposed = exposedUs(e), mExposed = exposedUs(m);
-    std::map<int64_t, std::vector<std::pair<int64_t, double>>> under;
-    for (const OverlapPair &p : ep) {
-      int64_t a = p.a, b = p.b;
-      for (int k = 0; k < 2; ++k, std::swap(a, b))
-        if (e.ops[a].role == OpRole::Collective &&
-            e.ops[b].role == OpRole::Compute)
-          under[a].push_back({b, p.overlapUs});
-    }
-    for (size_t i = 0; i < e.ops.size(); ++i) {
-      if (e.ops[i].role != OpRole::Collective)
-        continue;
-      CollectiveExposure c;
-      c.expected = static_cast<int64_t>(i);
-      c.measured = match.measuredOf[i];
-      c.plannedExposedUs = eExposed[i];
-      c.measuredExposedUs = c.measured >= 0 ? mExposed[c.measured] : 0;
-      c.hiddenUnder = under[i];
-      std::stable_sort(
-          c.hiddenUnder.begin(), c.hiddenUnder.end(),
-          [](const auto &x, const auto &y) { return x.second > y.second; });
-      d.collectives.push_back(c);
+    d.collectives = collectiveExposures(p.ep);
+    for (const CollectiveExposure &c : d.collectives)
       if (c.measured >= 0)
         lostOverlap(c, inHarmfulPair, d);
-    }
 
     // Per op class.
     std::map<std::string, size_t> classIndex;
@@ -561,18 +668,25 @@ public:
       if (a.cause == Cause::SmResidency)
         for (size_t k = 1; k < a.ops.size(); ++k)
           held.insert({a.ops[k - 1], a.ops[k]});
-    d.anomalies.erase(std::remove_if(d.anomalies.begin(), d.anomalies.end(),
-                                     [&](const Anomaly &a) {
-                                       return a.kind ==
-                                                  AnomalyKind::HarmfulOverlap &&
-                                              a.ops.size() == 2 &&
-                                              held.count({a.ops[0], a.ops[1]});
-                                     }),
-                      d.anomalies.end());
-    attachConsequences(ep, mp, d);
+    auto isHeld = [&](const Anomaly &a) {
+      return a.kind == AnomalyKind::HarmfulOverlap && a.ops.size() == 2 &&
+             held.count({a.ops[0], a.ops[1]});
+    };
+    d.anomalies.erase(
+        std::remove_if(d.anomalies.begin(), d.anomalies.end(), isHeld),
+        d.anomalies.end());
+    d.withinNoise.erase(
+        std::remove_if(d.withinNoise.begin(), d.withinNoise.end(),
+                       [&](const WithinNoise &w) { return isHeld(w.anomaly); }),
+        d.withinNoise.end());
+    attachConsequences(p.ep, mp, d);
     std::stable_sort(
         d.anomalies.begin(), d.anomalies.end(),
         [](const Anomaly &x, const Anomaly &y) { return x.lostUs > y.lostUs; });
+    std::stable_sort(d.withinNoise.begin(), d.withinNoise.end(),
+                     [](const WithinNoise &x, const WithinNoise &y) {
+                       return x.anomaly.lostUs > y.anomaly.lostUs;
+                     });
     return d;
   }
 
@@ -684,7 +798,38 @@ private:
     d.anomalies = std::move(roots);
   }
 
-  /// Records a lost overlap about its first op.
+  /// With a noise floor: whether one of `checks` (the candidate's loss
+  /// first, then the deviations that decided its cause) lies within the
+  /// band the clean runs set for it; if so the candidate is recorded as
+  /// within noise. A check on an op EXPECTED does not have has no band.
+  bool withinNoise(Anomaly &an, const std::vector<NoiseCheck> &checks,
+                   Diagnosis &d) const {
+    if (!o.noise)
+      return false;
+    for (const NoiseCheck &c : checks) {
+      int64_t i = match.expectedOf[c.op];
+      int64_t partner = c.partner >= 0 ? match.expectedOf[c.partner] : -1;
+      if (i < 0 || (c.partner >= 0 && partner < 0))
+        continue;
+      double spread = 0;
+      double band = o.noise->bandUs(c.quantity, i, partner, &spread);
+      if (!(c.deviationUs <= band))
+        continue;
+      WithinNoise w;
+      w.anomaly = std::move(an);
+      w.quantity = c.quantity;
+      w.ops = {c.op};
+      if (c.partner >= 0)
+        w.ops.push_back(c.partner);
+      w.deviationUs = c.deviationUs;
+      w.bandUs = band;
+      w.spreadUs = spread;
+      d.withinNoise.push_back(std::move(w));
+      return true;
+    }
+    return false;
+  }
+
   /// Records a lost overlap about its first op, or, when an earlier one
   /// has the same cause and the same culprit (its last op, e.g. the one
   /// late GEMM two collectives were planned under), adds it to that one:
@@ -726,6 +871,13 @@ private:
     an.lostUs = lost;
     std::string exposure = "exposed " + us(c.measuredExposedUs) +
                            " instead of " + us(c.plannedExposedUs) + ": ";
+    // With a noise floor, the loss and then each deviation a rule below
+    // decides by are held against their bands.
+    std::vector<NoiseCheck> checks = {{NoiseQuantity::Exposed, j, -1, lost}};
+    auto report = [&](Anomaly an) {
+      if (!withinNoise(an, checks, d))
+        add(std::move(an), d);
+    };
     double late = lateness(j, c);
     if (late > limit) {
       LateCause why = explain(j, 8);
@@ -745,7 +897,9 @@ private:
         an.ops.insert(an.ops.begin(), j);
       an.detail = exposure + "it started " + us(late) +
                   " late against the compute planned under it: " + why.detail;
-      add(std::move(an), d);
+      checks.push_back({NoiseQuantity::Start, j, -1, late});
+      checks.insert(checks.end(), why.checks.begin(), why.checks.end());
+      report(std::move(an));
       return;
     }
     double longer = mo.durUs - eo.durUs;
@@ -758,7 +912,8 @@ private:
       if (holder >= 0)
         an.ops.push_back(holder);
       an.detail = exposure + why;
-      add(std::move(an), d);
+      checks.push_back({NoiseQuantity::Duration, j, -1, longer});
+      report(std::move(an));
       return;
     }
     // The compute planned under it started late (a late launch, a wait, a
@@ -779,7 +934,9 @@ private:
       an.detail = exposure + "the compute planned under it, " +
                   quoted(m.ops[h]) + ", started " + us(delay) +
                   " late: " + late.detail;
-      add(std::move(an), d);
+      checks.push_back({NoiseQuantity::Start, h, -1, delay});
+      checks.insert(checks.end(), late.checks.begin(), late.checks.end());
+      report(std::move(an));
       return;
     }
     if (longer > limit) {
@@ -789,7 +946,8 @@ private:
       an.ops = {j};
       an.detail = exposure + "it started on time but ran " + us(mo.durUs) +
                   " instead of " + us(eo.durUs);
-      add(std::move(an), d);
+      checks.push_back({NoiseQuantity::Duration, j, -1, longer});
+      report(std::move(an));
       return;
     }
     an.cause = Cause::ShorterCompute;
@@ -806,7 +964,7 @@ private:
                 "compute planned under it" +
                 (names.empty() ? std::string() : " (" + names + ")") +
                 " covered " + us(lost) + " less of it";
-    add(std::move(an), d);
+    report(std::move(an));
   }
 
   const Timeline &e, &m;
@@ -848,11 +1006,38 @@ std::optional<Diagnosis> diagnose(const Timeline &expected,
             "' but " + measured.origin + " of '" + measured.function + "'";
     return std::nullopt;
   }
+  if (const NoiseFloor *noise = options.noise;
+      noise && (noise->expectedOrigin != expected.origin ||
+                noise->expectedOps != expected.ops.size())) {
+    error = "the noise floor was measured against " + noise->expectedOrigin +
+            " (" + std::to_string(noise->expectedOps) + " ops), not against " +
+            expected.origin + " (" + std::to_string(expected.ops.size()) +
+            " ops)";
+    return std::nullopt;
+  }
   std::optional<Matching> match =
       matchOps(expected, measured, options.minMatchedFraction, error);
   if (!match)
     return std::nullopt;
   return Diagnoser(expected, measured, *match, options).run();
+}
+
+std::optional<Deviations> measureDeviations(const Timeline &expected,
+                                            const Timeline &measured,
+                                            const DiagnosisOptions &options,
+                                            std::string &error) {
+  if (expected.function != measured.function) {
+    error = measured.origin + " is of function '" + measured.function +
+            "' but " + expected.origin + " of '" + expected.function + "'";
+    return std::nullopt;
+  }
+  std::optional<Matching> match =
+      matchOps(expected, measured, options.minMatchedFraction, error);
+  if (!match)
+    return std::nullopt;
+  DiagnosisOptions plain = options;
+  plain.noise = nullptr;
+  return Diagnoser(expected, measured, *match, plain).deviations();
 }
 
 } // namespace diagnosis

@@ -38,6 +38,36 @@ ordered_json opRef(const Timeline &t, int64_t i) {
   return j;
 }
 
+/// The noise floor and the candidates it put within noise.
+void printWithinNoise(const Diagnosis &d, const Timeline &m, std::ostream &os) {
+  os << "\nnoise floor: " << d.noiseRuns.size() << " clean run"
+     << (d.noiseRuns.size() == 1 ? "" : "s")
+     << "; band = " << fixed(d.noiseMargin, 2)
+     << " x the largest deviation of EXPECTED's clean runs\n";
+  for (const std::string &run : d.noiseRuns)
+    os << "  " << run << "\n";
+  os << "within noise: " << d.withinNoise.size()
+     << (d.withinNoise.empty() ? "" : " (not anomalies), largest loss first")
+     << "\n";
+  for (size_t k = 0; k < d.withinNoise.size(); ++k) {
+    const WithinNoise &w = d.withinNoise[k];
+    const Anomaly &a = w.anomaly;
+    os << "  " << k + 1 << ". " << anomalyKindName(a.kind) << " ("
+       << causeName(a.cause) << "), " << fixed(a.lostUs) << " us: ";
+    for (size_t x = 0; x < a.ops.size(); ++x)
+      os << (x ? ", " : "") << "'" << label(m.ops[a.ops[x]]) << "'";
+    static const char *const what[] = {"duration", "start delay",
+                                       "exposed time", "loss"};
+    os << "\n     within noise: the " << what[static_cast<int>(w.quantity)]
+       << " of ";
+    for (size_t x = 0; x < w.ops.size(); ++x)
+      os << (x ? " and " : "") << "'" << label(m.ops[w.ops[x]]) << "'";
+    os << " deviates " << fixed(w.deviationUs) << " us from EXPECTED, its band "
+       << fixed(w.bandUs) << " us (the clean runs deviated up to "
+       << fixed(w.spreadUs) << " us)\n     " << a.detail << "\n";
+  }
+}
+
 } // namespace
 
 void printReport(const Diagnosis &d, const Timeline &e, const Timeline &m,
@@ -81,6 +111,9 @@ void printReport(const Diagnosis &d, const Timeline &e, const Timeline &m,
     }
   }
 
+  if (d.withNoiseFloor)
+    printWithinNoise(d, m, os);
+
   os << "\nper collective (exposed us: planned -> measured; hidden under):\n";
   size_t quiet = 0;
   for (const CollectiveExposure &c : d.collectives) {
@@ -100,6 +133,8 @@ void printReport(const Diagnosis &d, const Timeline &e, const Timeline &m,
          << fixed(c.hiddenUnder[k].second);
     if (c.hiddenUnder.size() > 3)
       os << ", +" << c.hiddenUnder.size() - 3 << " more";
+    if (c.exposedBandUs >= 0)
+      os << "; noise band " << fixed(c.exposedBandUs);
     os << "\n";
   }
   if (quiet)
@@ -150,6 +185,23 @@ void writeReportJson(const Diagnosis &d, const Timeline &e, const Timeline &m,
     anomalies.push_back(x);
   }
   j["anomalies"] = anomalies;
+  if (d.withNoiseFloor) {
+    j["noise"] = {{"runs", d.noiseRuns}, {"margin", d.noiseMargin}};
+    ordered_json within = ordered_json::array();
+    for (const WithinNoise &w : d.withinNoise) {
+      ordered_json x = anomalyJson(w.anomaly);
+      ordered_json refs = ordered_json::array();
+      for (int64_t i : w.ops)
+        refs.push_back(opRef(m, i));
+      x["within_noise"] = {{"quantity", noiseQuantityName(w.quantity)},
+                           {"ops", refs},
+                           {"deviation_us", w.deviationUs},
+                           {"band_us", w.bandUs},
+                           {"clean_spread_us", w.spreadUs}};
+      within.push_back(x);
+    }
+    j["within_noise"] = within;
+  }
   ordered_json collectives = ordered_json::array();
   for (const CollectiveExposure &c : d.collectives) {
     ordered_json x;
@@ -172,6 +224,8 @@ void writeReportJson(const Diagnosis &d, const Timeline &e, const Timeline &m,
                        {"occurrence", e.ops[i].occurrence},
                        {"overlap_us", ov}});
     x["hidden_under"] = under;
+    if (c.exposedBandUs >= 0)
+      x["exposed_band_us"] = c.exposedBandUs;
     collectives.push_back(x);
   }
   j["collectives"] = collectives;

@@ -10,6 +10,7 @@
 
 #include "tandem/Diagnosis/Diagnose.h"
 #include "tandem/Diagnosis/Kineto.h"
+#include "tandem/Diagnosis/NoiseFloor.h"
 #include "tandem/Diagnosis/Report.h"
 #include "tandem/Diagnosis/Timeline.h"
 
@@ -47,6 +48,12 @@ void printHelp(std::FILE *out) {
       "                           of the reference plan): times alone\n"
       "  --expected-from WHAT     predicted (default) or measured: which\n"
       "                           process of a tandem-run trace is EXPECTED\n"
+      "  --noise CLEAN            another clean run of the plan (repeatable):\n"
+      "                           a candidate within the run-to-run spread\n"
+      "                           of EXPECTED and these runs is reported as\n"
+      "                           within noise, not as an anomaly\n"
+      "  --noise-margin M         a noise band is M x the largest deviation\n"
+      "                           of the clean runs (default 1.5)\n"
       "  --min-lost-us X          smallest loss reported (default 10; 5 with\n"
       "                           --kineto)\n"
       "  --min-lost-fraction F    ... and at least F x the op's duration\n"
@@ -67,11 +74,13 @@ void printHelp(std::FILE *out) {
 }
 
 struct Options {
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs, noisePaths;
   std::string jsonPath, tracePath, function, kinetoPath, pattern, alonePath;
   bool expectedFromMeasured = false, allCollectives = false, quiet = false;
   DiagnosisOptions diagnosis;
   bool minLostGiven = false, fractionGiven = false;
+  double noiseMargin = 1.5;
+  bool noiseMarginGiven = false;
 };
 
 bool parseNumber(const char *text, double &out) {
@@ -102,7 +111,8 @@ int parseArgs(int argc, char **argv, Options &o) {
         {"--min-lost-us", &o.diagnosis.minLostUs, &o.minLostGiven},
         {"--min-lost-fraction", &o.diagnosis.minLostFraction, &o.fractionGiven},
         {"--gate-tolerance-us", &o.diagnosis.gateToleranceUs, nullptr},
-        {"--host-tolerance-us", &o.diagnosis.hostToleranceUs, nullptr}};
+        {"--host-tolerance-us", &o.diagnosis.hostToleranceUs, nullptr},
+        {"--noise-margin", &o.noiseMargin, &o.noiseMarginGiven}};
     bool handled = false;
     for (auto &n : numbers) {
       if (a != n.flag)
@@ -137,6 +147,11 @@ int parseArgs(int argc, char **argv, Options &o) {
        : a == "--kineto"   ? o.kinetoPath
        : a == "--alone"    ? o.alonePath
                            : o.pattern) = v;
+    } else if (a == "--noise") {
+      const char *v = value("--noise");
+      if (!v)
+        return kExitUsage;
+      o.noisePaths.push_back(v);
     } else if (a == "--expected-from") {
       const char *v = value("--expected-from");
       if (!v)
@@ -169,11 +184,13 @@ int parseArgs(int argc, char **argv, Options &o) {
                            "EXPECTED/MEASURED\n");
       return kExitUsage;
     }
-    if (!o.tracePath.empty() || !o.alonePath.empty()) {
+    if (!o.tracePath.empty() || !o.alonePath.empty() || !o.noisePaths.empty()) {
       std::fprintf(stderr,
                    "tandem-diagnose: --%s is not available with "
                    "--kineto\n",
-                   o.tracePath.empty() ? "alone" : "trace");
+                   !o.tracePath.empty()   ? "trace"
+                   : !o.alonePath.empty() ? "alone"
+                                          : "noise");
       return kExitUsage;
     }
     return 0;
@@ -188,6 +205,10 @@ int parseArgs(int argc, char **argv, Options &o) {
                  "tandem-diagnose: needs EXPECTED and MEASURED, got %zu "
                  "file(s) (see --help)\n",
                  o.inputs.size());
+    return kExitUsage;
+  }
+  if (o.noiseMarginGiven && o.noisePaths.empty()) {
+    std::fprintf(stderr, "tandem-diagnose: --noise-margin needs --noise\n");
     return kExitUsage;
   }
   if (o.quiet && o.jsonPath.empty() && o.tracePath.empty()) {
@@ -275,6 +296,31 @@ int main(int argc, char **argv) {
       return kExitError;
     }
     o.diagnosis.aloneReference = &*alone;
+  }
+  // The noise floor: EXPECTED against the other clean runs, with the same
+  // thresholds and times alone as the diagnosis.
+  std::vector<Timeline> clean;
+  for (const std::string &path : o.noisePaths) {
+    std::optional<Timeline> run =
+        readTimeline(path, TimelineSource::Measured, o.function, error);
+    if (!run) {
+      std::fprintf(stderr, "tandem-diagnose: --noise: %s\n", error.c_str());
+      return kExitError;
+    }
+    clean.push_back(std::move(*run));
+  }
+  std::optional<NoiseFloor> noise;
+  if (!clean.empty()) {
+    std::vector<const Timeline *> runs;
+    for (const Timeline &t : clean)
+      runs.push_back(&t);
+    noise =
+        measureNoiseFloor(*expected, runs, o.diagnosis, o.noiseMargin, error);
+    if (!noise) {
+      std::fprintf(stderr, "tandem-diagnose: --noise: %s\n", error.c_str());
+      return kExitError;
+    }
+    o.diagnosis.noise = &*noise;
   }
   std::optional<Diagnosis> d =
       diagnose(*expected, *measured, o.diagnosis, error);

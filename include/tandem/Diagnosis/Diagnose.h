@@ -15,12 +15,16 @@
 #include "tandem/Diagnosis/Matching.h"
 #include "tandem/Diagnosis/Timeline.h"
 
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem {
 namespace diagnosis {
+
+struct NoiseFloor;
 
 struct DiagnosisOptions {
   /// An anomaly must lose more than max(minLostUs, minLostFraction x the
@@ -45,6 +49,11 @@ struct DiagnosisOptions {
   /// alone of kinds that never ran isolated in the timelines diagnosed.
   /// Kinds match by op class and model alone time. Null: none.
   const Timeline *aloneReference = nullptr;
+  /// The run-to-run spread of the expected timeline (NoiseFloor.h, measured
+  /// against the same expected timeline): a candidate anomaly whose
+  /// deviation lies within its band is reported as within noise. Null:
+  /// none, every candidate is an anomaly.
+  const NoiseFloor *noise = nullptr;
 };
 
 enum class AnomalyKind { LostOverlap, HarmfulOverlap };
@@ -87,10 +96,24 @@ struct Anomaly {
 /// back): contention, slower_collective, shorter_compute.
 bool isEffect(Cause cause);
 
+/// The quantities anomaly decisions compare between the measured and the
+/// expected timeline, on which the noise floor sets a band
+/// (docs/diagnosis.md, "Noise floor").
+enum class NoiseQuantity {
+  Duration, ///< an op's duration
+  Start,    ///< how late it started (OpDeviation::startUs)
+  Exposed,  ///< a collective's exposed time
+  PairLoss, ///< an overlapped pair's loss against serial, beyond the plan's
+};
+
+const char *noiseQuantityName(NoiseQuantity quantity);
+
 struct CollectiveExposure {
   int64_t expected = -1,
           measured = -1; ///< Op indices (measured: -1 if missing).
   double plannedExposedUs = 0, measuredExposedUs = 0;
+  /// The noise band of its exposed time; -1 without a noise floor.
+  double exposedBandUs = -1;
   /// The compute of the expected timeline it overlaps, by overlap in us,
   /// largest first (expected op indices).
   std::vector<std::pair<int64_t, double>> hiddenUnder;
@@ -103,23 +126,75 @@ struct ClassDeviation {
   double ratio() const { return expectedUs > 0 ? measuredUs / expectedUs : 0; }
 };
 
+/// A candidate anomaly that one of the deviations deciding it (its loss
+/// first) put within the noise band of the ops involved: not reported as
+/// an anomaly, but listed as within noise.
+struct WithinNoise {
+  /// The candidate as it would have been reported (no consequences).
+  Anomaly anomaly;
+  NoiseQuantity quantity = NoiseQuantity::Exposed;
+  /// The measured op whose band it is (for a pair loss, both ops).
+  std::vector<int64_t> ops;
+  /// The deviation that decided the candidate, and its band; `spreadUs`:
+  /// the largest deviation of the clean runs, before the margin.
+  double deviationUs = 0, bandUs = 0, spreadUs = 0;
+};
+
 struct Diagnosis {
   Matching matching;
   std::vector<int64_t> extraOps;   ///< Measured ops without a namesake.
   std::vector<int64_t> missingOps; ///< Expected ops without one.
   std::vector<CollectiveExposure> collectives; ///< In expected issue order.
   std::vector<Anomaly> anomalies;              ///< Largest loss first.
-  std::vector<ClassDeviation> classes;         ///< Matched ops, by class.
+  /// With a noise floor: the candidates within noise, largest loss first.
+  std::vector<WithinNoise> withinNoise;
+  /// With a noise floor: its clean runs (origins) and margin.
+  bool withNoiseFloor = false;
+  std::vector<std::string> noiseRuns;
+  double noiseMargin = 0;
+  std::vector<ClassDeviation> classes; ///< Matched ops, by class.
   double expectedSpanUs = 0, measuredSpanUs = 0;
 };
 
 /// Diagnoses `measured` against `expected`. Fails (with `error`) when the
 /// timelines are not of the same step (see matchOps) or of different
-/// functions.
+/// functions, or when `options.noise` was measured against another
+/// expected timeline.
 std::optional<Diagnosis> diagnose(const Timeline &expected,
                                   const Timeline &measured,
                                   const DiagnosisOptions &options,
                                   std::string &error);
+
+/// How one matched op of the measured timeline deviates from its expected
+/// namesake, in the quantities the rules compare (measured minus expected;
+/// a positive start is a later start).
+struct OpDeviation {
+  double durUs = 0;
+  /// A collective: how much later than planned it started against the
+  /// compute it was meant to hide under (rule 1); any other op except a
+  /// wait: how much later than its planned gates allowed (rule 3).
+  double startUs = 0;
+  /// A collective: measured minus planned exposed time.
+  double exposedUs = 0;
+};
+
+struct Deviations {
+  Matching matching;
+  /// Per expected op; zero for ops without a namesake.
+  std::vector<OpDeviation> ops;
+  /// Per pair of expected ops (lower index first) overlapped in either
+  /// timeline: the measured loss against serial (0 if the pair did not
+  /// overlap there) less the plan's loss on it (0 if it gained or did not
+  /// overlap), as the harmful-overlap rule compares them.
+  std::map<std::pair<int64_t, int64_t>, double> pairLossUs;
+};
+
+/// The deviations of `measured` from `expected` (same preconditions and
+/// errors as diagnose; `options.noise` is not used).
+std::optional<Deviations> measureDeviations(const Timeline &expected,
+                                            const Timeline &measured,
+                                            const DiagnosisOptions &options,
+                                            std::string &error);
 
 /// Per op, the time it ran with no compute op of another stream beside it
 /// (zero for ops that are not collectives).

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Prints a tandem-diagnose JSON report's anomalies, one per line, for
 FileCheck: '<N> anomalies', then '<kind> <cause> ; <op> ; <op> ; ...', each
-followed by its consequences as '  consequence: <kind> <cause> ; <op> ; ...'."""
+followed by its consequences as '  consequence: <kind> <cause> ; <op> ; ...'.
+A report made with --noise also lists its candidates within noise:
+'<N> within noise', then 'within noise (<quantity> of <op>, band <B> us):
+<kind> <cause> ; <op> ; ...'."""
 import json
 import sys
 
@@ -16,3 +19,11 @@ for a in anomalies:
         assert c["lost_us"] > 0, c
         print("  consequence: %s %s ; %s ;" % (c["kind"], c["cause"],
                                                " ; ".join(c["ops"])))
+if "within_noise" in report:
+    print("%d within noise" % len(report["within_noise"]))
+    for a in report["within_noise"]:
+        w = a["within_noise"]
+        assert 0 < w["deviation_us"] <= w["band_us"], w
+        print("within noise (%s of %s, band %.1f us): %s %s ; %s ;" % (
+            w["quantity"], " and ".join(o["name"] for o in w["ops"]),
+            w["band_us"], a["kind"], a["cause"], " ; ".join(a["ops"])))

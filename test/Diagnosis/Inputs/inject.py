@@ -22,7 +22,10 @@ slow-beside (the first op of role --beside, compute or collective, running
 beside op NAME on another stream runs D us longer, its time alone
 unchanged: contention from NAME), host
 (the compute op planned under a collective is enqueued by the host D us
-late; every op gets args.host_us).
+late; every op gets args.host_us), jitter (the compute op covering the end
+of a collective that its stream then waits for, or op NAME, runs D us
+shorter, 50 by default, its time alone unchanged: the run-to-run noise of a
+clean run, which exposes the collective).
 
 It prints the ops it chose, one 'ROLE=NAME' per line, for FileCheck.
 Only python3's json module is needed.
@@ -258,6 +261,39 @@ def main():
         # Slower by contention: its time alone stays.
         ops[i]["dur"] += a.us if a.us is not None else ops[i]["dur"]
         chosen.append(("partner", i))
+    elif a.kind == "jitter":
+        d = a.us if a.us is not None else 50.0
+        waits = wait_targets(ops)
+        def covers_end(i):
+            """The compute op of another stream that ends about when
+            collective i ends and after which its stream waits for i: D us
+            shorter, it leaves more than D / 2 of i's end exposed."""
+            c = ops[i]
+            for j, _ in compute_overlapping(ops, i):
+                o = ops[j]
+                if not (o["ts"] < end(c) - d and
+                        end(c) - d < end(o) < end(c) + 0.5 * d):
+                    continue
+                after = [k for k in range(j + 1, len(ops))
+                         if ops[k]["tid"] == o["tid"]]
+                if after and waits.get(after[0]) == i:
+                    return i, j
+            return None
+        if a.op:
+            named = [i for i, o in enumerate(ops) if o["name"] == a.op]
+            if not named:
+                sys.exit("inject.py: no op named '%s'" % a.op)
+            j = named[0]
+            i = next((i for i in collectives(ops)
+                      if (covers_end(i) or (None, None))[1] == j), None)
+            if i is None:
+                sys.exit("inject.py: '%s' covers no collective's end" % a.op)
+        else:
+            i, j = pick(ops, lambda i: covers_end(i) if well_hidden(ops, i)
+                        else None, a.kind)
+        # Shorter by noise, not a different kernel: its time alone stays.
+        ops[j]["dur"] -= d
+        chosen += [("collective", i), ("jittered", j)]
     elif a.kind == "stretch":
         named = [i for i, o in enumerate(ops) if o["name"] == a.op]
         if not named:
