@@ -3,7 +3,8 @@
 anomalies injected on purpose, clean runs, precision and recall.
 
     python3 diagnose-validate.py prepare OUT   # needs tandem-gen, tandem-opt
-    python3 diagnose-validate.py score OUT     # needs tandem-diagnose and
+    python3 diagnose-validate.py score OUT [--json FILE] [--single]
+                                               # needs tandem-diagnose and
                                                # the traces 'run' wrote
     python3 diagnose-validate.py dryrun OUT    # no GPU: plans' predictions
                                                # stand in for the traces
@@ -32,6 +33,12 @@ baseline: the simulator's own prediction differs from the H200 by 5-40 % per
 op class, docs/benchmarks.md, which is model error, not an anomaly), and the
 unscheduled reference plan's run gives the times alone (--alone). (The
 most typical clean run: the one the other clean runs differ from least.)
+Every case is diagnosed with the base's other clean runs as the noise floor
+(--noise: all clean runs but the expected one and the case itself), so that
+run-to-run differences within their spread are within noise, not
+anomalies. The score reports both scorings, with the noise floor and the
+old one (one clean run as the expectation, no --noise); --single makes the
+old one the primary scoring (the table and score.json's top level).
 
 A case is detected when an anomaly of its cause names the injected ops (the
 collective and the kernel, GEMM or event it was made to wait for); every
@@ -386,16 +393,115 @@ def detects(anomaly, case):
     return all(tuple(t) in named for t in case["truth"])
 
 
-def score(out, as_json=None):
-    with open(os.path.join(out, "cases.json")) as f:
-        spec = json.load(f)
+def noise_runs(spec, case, baseline):
+    """The clean runs of the case's base that set its noise floor: all but
+    the expected timeline and the case itself."""
+    return sorted(c["name"] for c in spec["cases"]
+                  if c["base"] == case["base"] and c["class"] == "clean"
+                  and c["name"] not in (baseline, case["name"]))
+
+
+def score_cases(out, spec, baselines, with_noise):
+    """Diagnoses every case against its base's expected timeline, with the
+    noise floor of the other clean runs or without; returns the rows and
+    the totals."""
     diagnose = tool("tandem-diagnose")
     rows, total, true, detected, injected = [], 0, 0, 0, 0
-    consequences = 0
+    consequences = within_noise = 0
     attributable = 0
     effective_cases = effective_detected = 0
     per_class = {}
     seconds = []
+    for case in spec["cases"]:
+        base = case["base"]
+        baseline = os.path.join(out, baselines[base] + ".trace.json")
+        trace = os.path.join(out, case["name"] + ".trace.json")
+        if case["name"] == baselines[base]:
+            continue
+        noise = noise_runs(spec, case, baselines[base]) if with_noise else []
+        report = os.path.join(out, case["name"] + (
+            ".noise.report.json" if with_noise else ".report.json"))
+        cmd = [diagnose, baseline, trace, "--expected-from", "measured",
+               "--alone", os.path.join(out, base, "reference.trace.json"),
+               "--json", report, "--quiet"]
+        for n in noise:
+            cmd += ["--noise", os.path.join(out, n + ".trace.json")]
+        start = time.time()
+        run(cmd)
+        seconds.append(time.time() - start)
+        with open(report) as f:
+            doc = json.load(f)
+        anomalies = doc["anomalies"]
+        suppressed = doc.get("within_noise", [])
+        effective = None
+        if case["class"] != "clean":
+            # Did the injection expose its collective (against the clean
+            # baseline, by more than the diagnosis threshold)?
+            was, dur = exposure(baseline, case["collective"])
+            now, _ = exposure(trace, case["collective"])
+            effective = now - was > max(10.0, 0.1 * dur)
+        hit = [a for a in anomalies if case["class"] != "clean" and detects(a, case)]
+        # Anomalies on the injected kernel itself (an extra kernel that also
+        # slows the GEMM it overlaps) are the injection's too, not false.
+        culprit = tuple(case["truth"][1]) if case["class"] != "clean" else None
+        caused = [a for a in anomalies if a not in hit and culprit in
+                  {(o["name"], o["occurrence"]) for o in a["op_details"]}]
+        total += len(anomalies)
+        consequences += sum(len(a.get("consequences", [])) for a in anomalies)
+        within_noise += len(suppressed)
+        true += len(hit)
+        attributable += len(hit) + len(caused)
+        c = per_class.setdefault(case["class"], {"cases": 0, "detected": 0,
+                                                 "false_positives": 0,
+                                                 "within_noise": 0})
+        c["cases"] += 1
+        c["false_positives"] += len(anomalies) - len(hit) - len(caused)
+        c["within_noise"] += len(suppressed)
+        c.setdefault("no_effect", 0)
+        if case["class"] != "clean":
+            injected += 1
+            detected += bool(hit)
+            c["detected"] += bool(hit)
+            if effective:
+                effective_cases += 1
+                effective_detected += bool(hit)
+            else:
+                c["no_effect"] += 1
+        rows.append({"case": case["name"], "class": case["class"],
+                     "detected": bool(hit) if case["class"] != "clean" else None,
+                     "exposed_collective": effective,
+                     "noise_runs": noise,
+                     "anomalies": [(a["kind"], a["cause"], a["ops"], round(a["lost_us"], 1))
+                                   for a in anomalies],
+                     "consequences": [(c["kind"], c["cause"], c["ops"], round(c["lost_us"], 1))
+                                      for a in anomalies
+                                      for c in a.get("consequences", [])],
+                     # (kind, cause, ops, lost us, quantity, band us)
+                     "within_noise": [(a["kind"], a["cause"], a["ops"], round(a["lost_us"], 1),
+                                       a["within_noise"]["quantity"],
+                                       round(a["within_noise"]["band_us"], 1))
+                                      for a in suppressed]})
+    summary = {"scoring": "noise_floor" if with_noise else "single_clean_run",
+               "precision": true / total if total else 1.0,
+               "recall": detected / injected if injected else 0.0,
+               "effective_cases": effective_cases,
+               "effective_detected": effective_detected,
+               "effective_recall": effective_detected / effective_cases
+                                   if effective_cases else 0.0,
+               "attributable_precision": attributable / total if total else 1.0,
+               "anomalies": total, "true_anomalies": true,
+               "attributable_anomalies": attributable,
+               "consequences": consequences, "within_noise": within_noise,
+               "injected": injected, "detected": detected,
+               "per_class": per_class,
+               "max_diagnosis_seconds": max(seconds) if seconds else 0.0}
+    return rows, summary
+
+
+def score(out, as_json=None, single=False):
+    with open(os.path.join(out, "cases.json")) as f:
+        spec = json.load(f)
+    diagnose = tool("tandem-diagnose")
     # The expected timeline of a base: its most typical clean run, the one
     # against which the other clean runs show the fewest anomalies (one run
     # alone can be an outlier: a GEMM slow only there would make every case
@@ -416,62 +522,13 @@ def score(out, as_json=None):
         baselines[base] = min(runs, key=lambda e: (
             sum(count(e, m) for m in runs if m != e), e))
         print("%s: expected timeline %s" % (base, baselines[base]))
-    for case in spec["cases"]:
-        base = case["base"]
-        baseline = os.path.join(out, baselines[base] + ".trace.json")
-        trace = os.path.join(out, case["name"] + ".trace.json")
-        if case["name"] == baselines[base]:
-            continue
-        report = os.path.join(out, case["name"] + ".report.json")
-        cmd = [diagnose, baseline, trace, "--expected-from", "measured",
-               "--alone", os.path.join(out, base, "reference.trace.json"),
-               "--json", report, "--quiet"]
-        start = time.time()
-        run(cmd)
-        seconds.append(time.time() - start)
-        with open(report) as f:
-            anomalies = json.load(f)["anomalies"]
-        effective = None
-        if case["class"] != "clean":
-            # Did the injection expose its collective (against the clean
-            # baseline, by more than the diagnosis threshold)?
-            was, dur = exposure(baseline, case["collective"])
-            now, _ = exposure(trace, case["collective"])
-            effective = now - was > max(10.0, 0.1 * dur)
-        hit = [a for a in anomalies if case["class"] != "clean" and detects(a, case)]
-        # Anomalies on the injected kernel itself (an extra kernel that also
-        # slows the GEMM it overlaps) are the injection's too, not false.
-        culprit = tuple(case["truth"][1]) if case["class"] != "clean" else None
-        caused = [a for a in anomalies if a not in hit and culprit in
-                  {(o["name"], o["occurrence"]) for o in a["op_details"]}]
-        total += len(anomalies)
-        consequences += sum(len(a.get("consequences", [])) for a in anomalies)
-        true += len(hit)
-        attributable += len(hit) + len(caused)
-        c = per_class.setdefault(case["class"], {"cases": 0, "detected": 0,
-                                                 "false_positives": 0})
-        c["cases"] += 1
-        c["false_positives"] += len(anomalies) - len(hit) - len(caused)
-        c.setdefault("no_effect", 0)
-        if case["class"] != "clean":
-            injected += 1
-            detected += bool(hit)
-            c["detected"] += bool(hit)
-            if effective:
-                effective_cases += 1
-                effective_detected += bool(hit)
-            else:
-                c["no_effect"] += 1
-        rows.append({"case": case["name"], "class": case["class"],
-                     "detected": bool(hit) if case["class"] != "clean" else None,
-                     "exposed_collective": effective,
-                     "anomalies": [(a["kind"], a["cause"], a["ops"], round(a["lost_us"], 1))
-                                   for a in anomalies],
-                     "consequences": [(c["kind"], c["cause"], c["ops"], round(c["lost_us"], 1))
-                                      for a in anomalies
-                                      for c in a.get("consequences", [])]})
-    precision = true / total if total else 1.0
-    recall = detected / injected if injected else 0.0
+    # Both scorings: the primary one in full, the other as a comparison.
+    primary = not single
+    rows, s = score_cases(out, spec, baselines, with_noise=primary)
+    other_rows, o = score_cases(out, spec, baselines, with_noise=not primary)
+    print("scoring: %s" % ("the other clean runs of each base as the noise "
+                           "floor (--noise)" if primary else
+                           "one clean run as the expectation, no noise floor"))
     print("%-32s %-8s %-9s %s" % ("case", "exposed", "detected",
                                   "anomalies (kind, cause, lost us)"))
     for r in rows:
@@ -480,33 +537,40 @@ def score(out, as_json=None):
             "yes" if r["exposed_collective"] else "no")
         print("%-32s %-8s %-9s %s" % (r["case"], x, d, "; ".join(
             "%s %s %.1f" % (k, c, l) for k, c, _, l in r["anomalies"]) or "none"))
-    print("\nclass         cases  no effect  detected  false positives")
-    for cls, c in per_class.items():
-        print("%-13s %5d  %9s  %8s  %15d" % (
+        for k, c, _, l, q, b in r["within_noise"]:
+            print("%-52s within noise: %s %s %.1f (%s band %.1f)" % (
+                "", k, c, l, q, b))
+    print("\nclass         cases  no effect  detected  false positives  within noise")
+    for cls, c in s["per_class"].items():
+        print("%-13s %5d  %9s  %8s  %15d  %12d" % (
             cls, c["cases"], c["no_effect"] if cls != "clean" else "-",
-            c["detected"] if cls != "clean" else "-", c["false_positives"]))
+            c["detected"] if cls != "clean" else "-", c["false_positives"],
+            c["within_noise"]))
     print("\nprecision %.3f (%d of %d anomalies detect an injection; %d of them "
-          "name the injected op: %.3f)" % (precision, true, total, attributable,
-                                           attributable / total if total else 1.0))
-    print("          (%d consequences listed under their root causes, not counted)"
-          % consequences)
-    print("recall    %.3f (%d of %d injected cases detected)" % (recall, detected, injected))
+          "name the injected op: %.3f)" % (
+              s["precision"], s["true_anomalies"], s["anomalies"],
+              s["attributable_anomalies"], s["attributable_precision"]))
+    print("          (%d consequences listed under their root causes, %d "
+          "candidates within noise, neither counted)"
+          % (s["consequences"], s["within_noise"]))
+    print("recall    %.3f (%d of %d injected cases detected)" % (
+        s["recall"], s["detected"], s["injected"]))
     print("recall    %.3f over the %d cases whose injection exposed its collective "
-          "(%d detected)" % (effective_detected / effective_cases if effective_cases else 0.0,
-                             effective_cases, effective_detected))
-    print("diagnosis time: max %.3f s per case" % max(seconds))
+          "(%d detected)" % (s["effective_recall"], s["effective_cases"],
+                             s["effective_detected"]))
+    print("diagnosis time: max %.3f s per case" % s["max_diagnosis_seconds"])
+    print("\n%s: precision %.3f (%d of %d), recall %.3f, on exposed cases %.3f "
+          "(%d of %d)" % (
+              "without the noise floor" if primary else "with the noise floor",
+              o["precision"], o["true_anomalies"], o["anomalies"], o["recall"],
+              o["effective_recall"], o["effective_detected"], o["effective_cases"]))
     if as_json:
+        doc = dict(s)
+        doc["cases"] = rows
+        doc["expected_timelines"] = baselines
+        doc["other_scoring"] = dict(o, cases=other_rows)
         with open(as_json, "w") as f:
-            json.dump({"precision": precision, "recall": recall,
-                       "effective_cases": effective_cases,
-                       "effective_detected": effective_detected,
-                       "attributable_precision":
-                           attributable / total if total else 1.0,
-                       "anomalies": total, "true_anomalies": true,
-                       "consequences": consequences,
-                       "injected": injected, "detected": detected,
-                       "per_class": per_class, "cases": rows,
-                       "max_diagnosis_seconds": max(seconds)}, f, indent=1)
+            json.dump(doc, f, indent=1)
 
 
 def dryrun(out):
@@ -555,4 +619,12 @@ if __name__ == "__main__":
     elif sys.argv[1] == "dryrun":
         dryrun(sys.argv[2])
     else:
-        score(sys.argv[2], sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--json" else None)
+        args, as_json, single = sys.argv[3:], None, False
+        while args:
+            if args[0] == "--json" and len(args) > 1:
+                as_json, args = args[1], args[2:]
+            elif args[0] == "--single":
+                single, args = True, args[1:]
+            else:
+                sys.exit("score: unknown argument '%s'\n%s" % (args[0], __doc__))
+        score(sys.argv[2], as_json, single)

@@ -8,7 +8,9 @@
 #
 #   bash test/benchmarks/diagnose-validate.sh prepare OUT  # tandem-gen, tandem-opt (MLIR)
 #   bash test/benchmarks/diagnose-validate.sh run OUT      # a GPU, tandem-run
-#   bash test/benchmarks/diagnose-validate.sh score OUT    # tandem-diagnose (no MLIR)
+#   bash test/benchmarks/diagnose-validate.sh score OUT [--single]
+#       # tandem-diagnose (no MLIR); each case with its base's other clean
+#       # runs as --noise, and without (--single: that scoring first)
 #   bash test/benchmarks/diagnose-validate.sh dryrun OUT   # no GPU: the plans'
 #       predictions stand in for the traces (host delays and event waits,
 #       which the simulator does not model, then show nothing)
@@ -51,7 +53,7 @@ PY
   done < "$out/run-list.txt"
   ;;
 score)
-  python3 "$here/diagnose-validate.py" score "$out" --json "$out/score.json"
+  python3 "$here/diagnose-validate.py" score "$out" --json "$out/score.json" "${@:3}"
   ;;
 dryrun)
   python3 "$here/diagnose-validate.py" dryrun "$out"
