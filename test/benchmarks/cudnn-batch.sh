@@ -18,7 +18,8 @@
 # FID, RC: prepared directories (either may be empty: skipped);
 # FID_ATTENTION: the --attention values the fidelity cases run with
 # (default "fused cudnn"); STEPS: which parts run (default "build tests
-# attention fidelity check"). Each part has a timeout; a part that fails is
+# attention fidelity check"; also "calibrate": tandem-calibrate --comm
+# emulated). Each part has a timeout; a part that fails is
 # reported and the rest still run. lit never runs this file.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,7 +45,7 @@ if has build; then
       -DTANDEM_RUNTIME=ON -DTANDEM_CUDNN=ON -DCUDNN_ROOT="$CUDNN_ROOT" \
       -DTANDEM_CUDNN_FRONTEND_DIR="$PWD/build-runtime/cudnn-frontend/include" &&
     timeout 240 ninja -C $B -j"$(nproc)" tandem-run tandem-attention-bench \
-      TandemRuntimeTests; } > "$R/build.log" 2>&1
+      tandem-calibrate TandemRuntimeTests; } > "$R/build.log" 2>&1
   rc=$?; stamp build $rc
   grep -E "Tandem runtime:" "$R/build.log"
   [ $rc -eq 0 ] || { tail -40 "$R/build.log"; exit 1; }
@@ -62,6 +63,15 @@ if has attention; then
     --cudnn --json "$R/attention-vs-sdpa.json" > "$R/attention-vs-sdpa.log" 2>&1
   stamp attention-vs-sdpa $?
   tail -30 "$R/attention-vs-sdpa.log"
+fi
+
+# tandem-calibrate against the emulated fabric (the calibration the
+# emulated fidelity steps plan with); tandem-fit runs here afterwards.
+if has calibrate; then
+  timeout 200 $B/bin/tandem-calibrate --comm emulated \
+    --out "$R/calibrate-raw-emulated.json" > "$R/calibrate.log" 2>&1
+  stamp "tandem-calibrate --comm emulated" $?
+  tail -5 "$R/calibrate.log"
 fi
 
 if has fidelity && [ -n "${FID:-}" ] && [ -d "$FID" ]; then
