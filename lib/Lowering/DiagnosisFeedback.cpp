@@ -296,6 +296,22 @@ mlir::tandem::applyDiagnosis(func::FuncOp func,
         for (Operation *candidate : it->second)
           if (getStepLocation(candidate) == step.location)
             return candidate;
+      // A collective the schedule created (a P2P ring's permutes, a
+      // pipeline's chunks) keeps the location of the collective it
+      // decomposes: it stands for that one, whose re-plan may decompose it
+      // again (clones keep what the diagnosis sets).
+      if (step.kind == ::tandem::runtime::StepKind::Collective)
+        for (Operation &candidate : func.getBody().getOps())
+          if (isa<CollectiveOpInterface>(candidate) &&
+              getStepLocation(&candidate) == step.location) {
+            if (remarks)
+              remarks->remark(&candidate)
+                  << "diagnosis: " << describe(op) << " (step " << op.step
+                  << " of the diagnosed plan) is a part of this collective "
+                     "that the schedule created; anomaly #"
+                  << a.index << " is taken as this collective's";
+            return &candidate;
+          }
       return func.emitError()
              << "diagnosis '" << diagnosis.origin << "': anomaly #" << a.index
              << " names " << describe(op) << " (step " << op.step << ", at "

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Scheduling/Pipeline.h"
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Engine/Engine.h"
 #include "tandem/ScheduleModel/ScheduleModel.h"
 #include "tandem/Scheduling/MemoryBudget.h"
@@ -463,6 +464,19 @@ static Rewrite applyReduceScatter(ReduceScatterOp rs, MatmulOp mm, int64_t n,
 // Per pair: match -> candidates -> decision -> apply (or undo) -> explain
 //===----------------------------------------------------------------------===//
 
+/// The pair id a diagnosis gave both `collective` and `mm`
+/// (`tandem.avoid_overlap`, AvoidOverlap.h), if any: their overlap was
+/// measured slower than running them one after the other, and a pipeline
+/// would run every chunk of one beside a chunk of the other.
+static std::optional<int64_t> harmfulPair(Operation *collective,
+                                          Operation *mm) {
+  ArrayRef<int64_t> theirs = getAvoidOverlap(mm);
+  for (int64_t id : getAvoidOverlap(collective))
+    if (llvm::is_contained(theirs, id))
+      return id;
+  return std::nullopt;
+}
+
 static bool tryAllGather(AllGatherOp ag, OpTimer &timer, PipelinePricer &pricer,
                          const PipelineOptions &options, bool &changed,
                          bool &budgetBlocked) {
@@ -485,6 +499,10 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer, PipelinePricer &pricer,
     }
   if (!mm)
     return keep("no matmul takes the gathered tensor as its row operand");
+  if (std::optional<int64_t> id = harmfulPair(ag, mm))
+    return keep("a diagnosis measured its overlap with the matmul slower than "
+                "the two serially (harmful overlap #" +
+                Twine(*id) + "); a pipeline would overlap their chunks");
   const GroupSpec *group = timer.group(ag);
   if (!group)
     return false;
@@ -576,6 +594,10 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
     return keep("its input is not produced by a matmul with untransposed rows");
   if (!mm.getResult().hasOneUse())
     return keep("the matmul's result has other users");
+  if (std::optional<int64_t> id = harmfulPair(rs, mm))
+    return keep("a diagnosis measured its overlap with the matmul slower than "
+                "the two serially (harmful overlap #" +
+                Twine(*id) + "); a pipeline would overlap their chunks");
   const GroupSpec *group = timer.group(rs);
   if (!group)
     return;
