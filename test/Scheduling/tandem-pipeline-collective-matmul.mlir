@@ -105,3 +105,30 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     return %dw, %y : tensor<1536x12288xbf16>, tensor<2048x1536xbf16>
   }
 }
+
+// -----
+
+// The pairs of @switch and @rs after a diagnosis measured them slower
+// together than serially (tandem.avoid_overlap, docs/diagnosis.md
+// "Prevention"): a pipeline would run every chunk of one beside a chunk of
+// the other, so both stay unsplit, also when a method is forced.
+// CHECK-LABEL: func.func @harmful
+// CHECK:       tandem.all_gather %arg0 on @tp dim 0
+// CHECK:       tandem.reduce_scatter {{.*}} on @tp dim 0
+// CHECK-NOT:   tandem.permute
+// P2P-LABEL: func.func @harmful
+// P2P-NOT:   tandem.permute
+// CHUNKED-LABEL: func.func @harmful
+// CHUNKED-NOT:   tandem.slice
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @harmful(%x: tensor<256x12288xbf16>, %w: tensor<1536x12288xbf16>, %a: tensor<2048x1536xbf16>, %w2: tensor<1536x12288xbf16>) -> (tensor<2048x1536xbf16>, tensor<256x12288xbf16>) {
+    // expected-remark @+1 {{all-gather left unsplit: a diagnosis measured its overlap with the matmul slower than the two serially (harmful overlap #3); a pipeline would overlap their chunks}}
+    %g = tandem.all_gather %x on @tp dim 0 {tandem.avoid_overlap = array<i64: 3>} : tensor<256x12288xbf16> -> tensor<2048x12288xbf16>
+    %y = tandem.matmul dgrad %g, %w transpose_rhs {layer = "l0.proj", tandem.avoid_overlap = array<i64: 3>} : tensor<2048x12288xbf16>, tensor<1536x12288xbf16> -> tensor<2048x1536xbf16>
+    %z = tandem.matmul fprop %a, %w2 {layer = "l0.proj", tandem.avoid_overlap = array<i64: 1, 4>} : tensor<2048x1536xbf16>, tensor<1536x12288xbf16> -> tensor<2048x12288xbf16>
+    // expected-remark @+1 {{reduce-scatter left unsplit: a diagnosis measured its overlap with the matmul slower than the two serially (harmful overlap #4); a pipeline would overlap their chunks}}
+    %r = tandem.reduce_scatter %z on @tp dim 0 {tandem.avoid_overlap = array<i64: 4>} : tensor<2048x12288xbf16> -> tensor<256x12288xbf16>
+    return %y, %r : tensor<2048x1536xbf16>, tensor<256x12288xbf16>
+  }
+}
