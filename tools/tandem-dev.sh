@@ -64,7 +64,23 @@ install_python_packages() {
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "jax==$JAX_VERSION"
 }
 
+# cuDNN's attention in the runtime (docs/runtime.md) needs the header-only
+# cudnn-frontend: where the CUDA toolkit has cuDNN, fetch it (PyPI) into
+# $BUILD_DIR/cudnn-frontend, where the configure step looks. Elsewhere (CI:
+# no CUDA) nothing is fetched, and the runtime builds without it either way.
+fetch_cudnn_frontend() {
+  local nvcc cuda
+  nvcc=$(command -v nvcc || true)
+  [ -n "$nvcc" ] || [ -x /usr/local/cuda/bin/nvcc ] || return 0
+  cuda=$(dirname "$(dirname "$(readlink -f "${nvcc:-/usr/local/cuda/bin/nvcc}")")")
+  [ -f "$cuda/include/cudnn.h" ] || [ -f /usr/include/cudnn.h ] ||
+    [ -f /usr/include/x86_64-linux-gnu/cudnn.h ] || return 0
+  bash tools/fetch-cudnn-frontend.sh "$BUILD_DIR/cudnn-frontend" || echo \
+    "== warning: cudnn-frontend could not be fetched; the runtime builds without cuDNN attention" >&2
+}
+
 build() {
+  fetch_cudnn_frontend
   echo "== configuring in $BUILD_DIR"
   mkdir -p "$BUILD_DIR"
   local log="$BUILD_DIR/configure.log"
