@@ -931,16 +931,14 @@ double relMaxError(const std::vector<float> &got,
   return scale > 0 ? err / scale : err;
 }
 
-TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
-  // Head dims 64 and 128; GQA groups 1, 2, 4 and 8; sequence lengths that
-  // are and are not multiples of the 64-key / 128-query tiles, shorter than
-  // one tile, and long enough for several pipeline stages.
-  struct Case {
-    int64_t seq, heads, kvHeads, headDim;
-  };
-  for (Case c :
-       {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
-        Case{384, 8, 1, 128}, Case{33, 2, 2, 128}, Case{200, 8, 2, 64}}) {
+/// Calls `check(args, what)` for every shape, causal and full, bf16 and f16.
+struct AttentionShape {
+  int64_t seq, heads, kvHeads, headDim;
+};
+template <typename Check>
+void forEachAttentionCase(std::initializer_list<AttentionShape> shapes,
+                          Check check) {
+  for (AttentionShape c : shapes) {
     for (bool causal : {false, true}) {
       for (DType type : {DType::BF16, DType::F16}) {
         AttentionArgs args;
@@ -950,15 +948,29 @@ TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
         args.headDim = c.headDim;
         args.causal = causal;
         args.type = type;
-        std::string what = "seq " + std::to_string(c.seq) + " heads " +
-                           std::to_string(c.heads) + " kv " +
-                           std::to_string(c.kvHeads) + " d " +
-                           std::to_string(c.headDim) +
-                           (causal ? " causal " : " ") + name(type);
-        checkFusedAttention(args, what);
+        check(args, "seq " + std::to_string(c.seq) + " heads " +
+                        std::to_string(c.heads) + " kv " +
+                        std::to_string(c.kvHeads) + " d " +
+                        std::to_string(c.headDim) +
+                        (causal ? " causal " : " ") + name(type));
       }
     }
   }
+}
+
+TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
+  // Head dims 64 and 128; GQA groups 1, 2, 4 and 8; sequence lengths that
+  // are and are not multiples of the 64-key / 128-query tiles, shorter than
+  // one tile, and long enough for several pipeline stages.
+  forEachAttentionCase({{128, 2, 1, 64},
+                        {100, 4, 2, 64},
+                        {257, 4, 4, 128},
+                        {384, 8, 1, 128},
+                        {33, 2, 2, 128},
+                        {200, 8, 2, 64}},
+                       [&](const AttentionArgs &args, const std::string &what) {
+                         checkFusedAttention(args, what);
+                       });
 }
 
 TEST_F(KernelsTest, FusedAttentionRejectsWhatItDoesNotTake) {
@@ -1111,28 +1123,18 @@ TEST_F(KernelsTest, CudnnAttentionMatchesReferenceAndFusedLse) {
     GTEST_SKIP() << reason;
   std::unique_ptr<CudnnAttention> cudnn = CudnnAttention::create(true, error);
   ASSERT_TRUE(cudnn) << error;
-  struct Case {
-    int64_t seq, heads, kvHeads, headDim;
-  };
   // Head dims 64 and 128 (and 96, which Tandem's own kernels do not take),
   // GQA groups 1-8, sequences that are and are not multiples of a tile.
-  for (Case c : {Case{128, 2, 1, 64}, Case{100, 4, 2, 64}, Case{257, 4, 4, 128},
-                 Case{384, 8, 1, 128}, Case{200, 4, 2, 96}}) {
-    for (bool causal : {false, true}) {
-      for (DType type : {DType::BF16, DType::F16}) {
-        AttentionArgs args;
-        args.seq = c.seq;
-        args.heads = c.heads;
-        args.kvHeads = c.kvHeads;
-        args.headDim = c.headDim;
-        args.causal = causal;
-        args.type = type;
-        std::string what = "seq " + std::to_string(c.seq) + " heads " +
-                           std::to_string(c.heads) + " kv " +
-                           std::to_string(c.kvHeads) + " d " +
-                           std::to_string(c.headDim) +
-                           (causal ? " causal " : " ") + name(type);
+  forEachAttentionCase(
+      {{128, 2, 1, 64},
+       {100, 4, 2, 64},
+       {257, 4, 4, 128},
+       {384, 8, 1, 128},
+       {200, 4, 2, 96}},
+      [&](const AttentionArgs &args, const std::string &what) {
         SCOPED_TRACE(what);
+        bool causal = args.causal;
+        DType type = args.type;
         ASSERT_TRUE(cudnn->prepare(args, false, reason)) << reason;
         ASSERT_TRUE(cudnn->prepare(args, true, reason)) << reason;
         int64_t width = (args.heads + 2 * args.kvHeads) * args.headDim;
@@ -1201,9 +1203,7 @@ TEST_F(KernelsTest, CudnnAttentionMatchesReferenceAndFusedLse) {
           expectQkvClose(again.values(type), backward.dqkv, args, gradTolerance,
                          what + " cudnn on the fused LSE");
         }
-      }
-    }
-  }
+      });
 }
 
 TEST(KernelsHostTest, CudnnAttentionSaysWhyItIsMissing) {
