@@ -34,19 +34,40 @@ def schedule(plan):
             for s in plan["steps"]]
 
 
+def is_collective(step):
+    return step.get("kind") == "collective"
+
+
+def intervals(plan, ref):
+    """Predicted intervals of the steps of `plan` that stand for step `ref`
+    of plan A: same op at the same location, or for a collective any
+    collective there (a ring step or chunk stands for the collective it
+    decomposes, as --tandem-overlap's diagnosis= resolves it)."""
+    return sorted((s["predicted"]["start_us"],
+                   s["predicted"]["start_us"] + s["predicted"]["duration_us"])
+                  for s in plan["steps"]
+                  if s.get("loc") == ref.get("loc") and s.get("predicted")
+                  and (s["op"] == ref["op"]
+                       or (is_collective(ref) and is_collective(s))))
+
+
+def union(spans):
+    merged = []
+    for b, e in spans:
+        if merged and b <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([b, e])
+    return merged
+
+
 def pair_overlap(plan, a_plan, details):
-    spans = []
-    for d in details:
-        ref = a_plan["steps"][d["step"]]
-        found = [s["predicted"] for s in plan["steps"]
-                 if s["op"] == ref["op"] and s.get("loc") == ref.get("loc")
-                 and s.get("predicted")]
-        if len(found) != 1:
-            return None
-        p = found[0]
-        spans.append((p["start_us"], p["start_us"] + p["duration_us"]))
-    (s0, e0), (s1, e1) = spans
-    return max(0.0, min(e0, e1) - max(s0, s1))
+    """How long the pair's ops run concurrently in the plan's prediction."""
+    sides = [union(intervals(plan, a_plan["steps"][d["step"]])) for d in details]
+    if not all(sides):
+        return None
+    return sum(max(0.0, min(e0, e1) - max(b0, b1))
+               for b0, e0 in sides[0] for b1, e1 in sides[1])
 
 
 def median_step(paths):
