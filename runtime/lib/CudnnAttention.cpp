@@ -16,6 +16,7 @@
 
 #include "tandem/runtime/CudnnAttention.h"
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -314,17 +315,22 @@ int64_t CudnnAttention::workspaceBytes(const AttentionArgs &args,
   return it == impl->graphs.end() ? 0 : it->second.workspace;
 }
 
+/// Q, K and V of the packed layout: views at these pointers (the queries
+/// of every head, then the keys, then the values of every kv head).
+static std::array<char *, 3> qkvViews(const AttentionArgs &args,
+                                      const void *packed) {
+  char *base = static_cast<char *>(const_cast<void *>(packed));
+  int64_t column = args.headDim * dtypeBytes(args.type);
+  return {base, base + args.heads * column,
+          base + (args.heads + args.kvHeads) * column};
+}
+
 bool CudnnAttention::forward(const AttentionArgs &args, const void *qkv,
                              void *out, float *lse, void *workspace,
                              cudaStream_t stream, std::string &error) {
-  int64_t elem = dtypeBytes(args.type);
-  char *base = static_cast<char *>(const_cast<void *>(qkv));
+  auto [q, k, v] = qkvViews(args, qkv);
   std::unordered_map<int64_t, void *> pack = {
-      {kQ, base},
-      {kK, base + args.heads * args.headDim * elem},
-      {kV, base + (args.heads + args.kvHeads) * args.headDim * elem},
-      {kO, out},
-      {kStats, lse}};
+      {kQ, q}, {kK, k}, {kV, v}, {kO, out}, {kStats, lse}};
   return impl->execute(args, false, pack, workspace, stream, error);
 }
 
@@ -332,21 +338,18 @@ bool CudnnAttention::backward(const AttentionArgs &args, const void *dout,
                               const void *qkv, const void *out,
                               const float *lse, void *dqkv, void *workspace,
                               cudaStream_t stream, std::string &error) {
-  int64_t elem = dtypeBytes(args.type);
-  int64_t kOffset = args.heads * args.headDim * elem;
-  int64_t vOffset = (args.heads + args.kvHeads) * args.headDim * elem;
-  char *base = static_cast<char *>(const_cast<void *>(qkv));
-  char *grad = static_cast<char *>(dqkv);
+  auto [q, k, v] = qkvViews(args, qkv);
+  auto [dq, dk, dv] = qkvViews(args, dqkv);
   std::unordered_map<int64_t, void *> pack = {
-      {kQ, base},
-      {kK, base + kOffset},
-      {kV, base + vOffset},
+      {kQ, q},
+      {kK, k},
+      {kV, v},
       {kO, const_cast<void *>(out)},
       {kDO, const_cast<void *>(dout)},
       {kStats, const_cast<float *>(lse)},
-      {kDQ, grad},
-      {kDK, grad + kOffset},
-      {kDV, grad + vOffset}};
+      {kDQ, dq},
+      {kDK, dk},
+      {kDV, dv}};
   return impl->execute(args, true, pack, workspace, stream, error);
 }
 
