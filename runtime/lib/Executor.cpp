@@ -520,11 +520,17 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
         }
         // A cuDNN backward without a kept LSE runs the forward first.
         bool grad = s.kind == StepKind::AttentionGrad;
-        if (cudnn->prepare(args, grad, reason) &&
-            (!grad || cudnn->prepare(args, false, reason)))
+        std::string cudnnReason, fusedReason;
+        if (cudnn->prepare(args, grad, cudnnReason) &&
+            (!grad || cudnn->prepare(args, false, cudnnReason))) {
           kernel = AttentionKernel::Cudnn;
-        else if (fusedAttentionSupported(args, reason))
-          kernel = AttentionKernel::Fused, reason = "cuDNN: " + reason;
+        } else {
+          reason = "cuDNN: " + cudnnReason;
+          if (fusedAttentionSupported(args, fusedReason))
+            kernel = AttentionKernel::Fused;
+          else
+            reason += "; fused: " + fusedReason;
+        }
       } else if (fusedAttentionSupported(args, reason)) {
         kernel = AttentionKernel::Fused;
       }
