@@ -6,6 +6,9 @@
 # cuDNN, for `tandem-run --attention cudnn`; nothing else uses it.
 #
 #   bash tools/fetch-cudnn-frontend.sh [DEST]
+#
+# PYTHON: a python3 with pip (default python3; tandem-dev.sh passes its
+# virtual environment's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=1.32.0
@@ -18,10 +21,11 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "== fetching cudnn-frontend $VERSION (nvidia-cudnn-frontend wheel) into $dest"
-python3 -m pip download -q --disable-pip-version-check --no-deps \
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -m pip download -q --disable-pip-version-check --no-deps \
   --only-binary=:all: "nvidia-cudnn-frontend==$VERSION" -d "$tmp"
 wheel=$(ls "$tmp"/nvidia_cudnn_frontend-*.whl)
-python3 - "$wheel" "$tmp/x" <<'PY'
+"$PYTHON" - "$wheel" "$tmp/x" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     names = [n for n in z.namelist()

@@ -75,7 +75,9 @@ fetch_cudnn_frontend() {
   cuda=$(dirname "$(dirname "$(readlink -f "${nvcc:-/usr/local/cuda/bin/nvcc}")")")
   [ -f "$cuda/include/cudnn.h" ] || [ -f /usr/include/cudnn.h ] ||
     [ -f /usr/include/x86_64-linux-gnu/cudnn.h ] || return 0
-  bash tools/fetch-cudnn-frontend.sh "$BUILD_DIR/cudnn-frontend" || echo \
+  local python=python3
+  [ -x "$BUILD_DIR/python-venv/bin/python3" ] && python=$BUILD_DIR/python-venv/bin/python3
+  PYTHON=$python bash tools/fetch-cudnn-frontend.sh "$BUILD_DIR/cudnn-frontend" || echo \
     "== warning: cudnn-frontend could not be fetched; the runtime builds without cuDNN attention" >&2
 }
 
