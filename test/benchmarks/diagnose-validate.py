@@ -65,6 +65,9 @@ CAL = os.environ.get("CAL", os.path.join(HERE, "results", "h200-2026-12-03",
 TARGETS_PER_CLASS = int(os.environ.get("TARGETS", "3"))
 CLEAN_RUNS = int(os.environ.get("CLEAN_RUNS", "3"))
 ROOM_FROM = os.environ.get("ROOM_FROM", "")
+# The noise floor's margin (tandem-diagnose --noise-margin); empty: the
+# tool's default.
+NOISE_MARGIN = os.environ.get("NOISE_MARGIN", "")
 BASES = [
     ("gpt3-175b-tp8", "--model gpt3-175b --layers 2 --tp 8 --seq 4096"),
     ("llama3-70b-tp8", "--model llama3-70b --layers 2 --tp 8 --seq 4096"),
@@ -426,6 +429,8 @@ def score_cases(out, spec, baselines, with_noise):
                "--json", report, "--quiet"]
         for n in noise:
             cmd += ["--noise", os.path.join(out, n + ".trace.json")]
+        if noise and NOISE_MARGIN:
+            cmd += ["--noise-margin", NOISE_MARGIN]
         start = time.time()
         run(cmd)
         seconds.append(time.time() - start)

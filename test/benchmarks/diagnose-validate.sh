@@ -18,7 +18,8 @@
 # BUILD: the build directory whose bin/ holds the tools (default build);
 # CAL: the calibration every pass prices with (default the H200's of
 # 2026-12-03; CAL= for the preset); TARGETS (3) collectives per class and
-# base, CLEAN_RUNS (3) clean runs per base; ROOM_FROM=an earlier OUT that
+# base, CLEAN_RUNS (3) clean runs per base; NOISE_MARGIN the noise floor's
+# margin in 'score' (default: tandem-diagnose's); ROOM_FROM=an earlier OUT that
 # ran: choose the targets (those with the least room under compute) by its
 # measured clean run instead of the prediction. 'run' writes <case>.trace.json
 # and <case>.run.txt beside each plan; 'score' writes OUT/score.json.
