@@ -135,6 +135,7 @@ static bool parseGpuSection(const llvm::json::Value &value,
       "attention_latency_us",
       "attention_grad_latency_us",
       "event_latency_us",
+      "copy_engine_latency_us",
       "norm_latency_us",
       "norm_hbm_efficiency",
       "norm_grad_latency_us",
@@ -210,6 +211,8 @@ static bool parseGpuSection(const llvm::json::Value &value,
                     0.0, kMaxLatencyUs) &&
          readNumber("event_latency_us", gpu.eventLatencyUs, 0.0,
                     kMaxLatencyUs) &&
+         readNumber("copy_engine_latency_us", gpu.copyEngineLatencyUs, 0.0,
+                    kMaxLatencyUs) &&
          readNumber("norm_latency_us", gpu.normLatencyUs, 0.0, kMaxLatencyUs) &&
          readNumber("norm_hbm_efficiency", gpu.normHbmEfficiency,
                     kMinEfficiency, 1.0) &&
@@ -235,7 +238,8 @@ static bool parseCommSection(const llvm::json::Value &value,
     return false;
   }
   static constexpr llvm::StringLiteral kKnown[] = {
-      "bus_efficiency", "links_per_cta", "link_latency_us"};
+      "bus_efficiency", "links_per_cta", "link_latency_us",
+      "copy_engine_efficiency"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
   // Numbers in [lo, hi], as in "gpu".
@@ -256,7 +260,9 @@ static bool parseCommSection(const llvm::json::Value &value,
   return read("bus_efficiency", comm.busEfficiency, kMinEfficiency, 1.0) &&
          // A CTA drives about one link; 1024 is far above any measurement.
          read("links_per_cta", comm.linksPerCta, kMinEfficiency, 1024.0) &&
-         read("link_latency_us", comm.linkLatencyUs, 0.0, kMaxLatencyUs);
+         read("link_latency_us", comm.linkLatencyUs, 0.0, kMaxLatencyUs) &&
+         read("copy_engine_efficiency", comm.copyEngineEfficiency,
+              kMinEfficiency, 1.0);
 }
 
 /// The deepest nesting of arrays and objects in `text`, counting brackets
@@ -358,6 +364,32 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
     }
     t.table.push_back(p);
   }
+  if (const llvm::json::Value *ce = root->get("copy_engine_contention")) {
+    std::string where = (origin + ": copy_engine_contention").str();
+    const llvm::json::Object *obj = ce->getAsObject();
+    if (!obj) {
+      error = where + " must be an object";
+      return std::nullopt;
+    }
+    static constexpr llvm::StringLiteral kKnown[] = {
+        "gemm_slowdown", "memory_slowdown", "comm_slowdown"};
+    if (!checkKnownKeys(*obj, kKnown, where, error))
+      return std::nullopt;
+    ContentionPoint p;
+    for (auto [key, field] : {std::pair<llvm::StringRef, double *>{
+                                  "gemm_slowdown", &p.gemmSlowdown},
+                              {"memory_slowdown", &p.memorySlowdown},
+                              {"comm_slowdown", &p.commSlowdown}}) {
+      std::optional<double> v = obj->getNumber(key);
+      if (!v || !(*v >= 1.0 && *v <= kMaxSlowdown)) {
+        error = where + ": \"" + key.str() + "\" must be a number in " +
+                rangeStr(1.0, kMaxSlowdown) + " (a slowdown factor)";
+        return std::nullopt;
+      }
+      *field = *v;
+    }
+    t.setCopyEnginePoint(p, t.origin);
+  }
   if (const llvm::json::Value *gpu = root->get("gpu"))
     if (!parseGpuSection(*gpu, origin, c.gpu, error))
       return std::nullopt;
@@ -404,6 +436,8 @@ bool Calibration::applyTo(GpuSpec &spec, std::string &error) const {
     spec.gemmsHoldSms = *gpu.gemmsHoldSms;
   if (gpu.eventLatencyUs)
     spec.eventLatencyUs = *gpu.eventLatencyUs;
+  if (gpu.copyEngineLatencyUs)
+    spec.copyEngineLatencyUs = *gpu.copyEngineLatencyUs;
   if (gpu.attentionEfficiency)
     spec.attentionEfficiency = *gpu.attentionEfficiency;
   if (gpu.attentionGradEfficiency)
@@ -432,6 +466,8 @@ void Calibration::applyTo(CommParams &params) const {
     params.linksPerCta = *comm.linksPerCta;
   if (comm.linkLatencyUs)
     params.linkLatencyUs = *comm.linkLatencyUs;
+  if (comm.copyEngineEfficiency)
+    params.copyEngineEfficiency = *comm.copyEngineEfficiency;
 }
 
 //===----------------------------------------------------------------------===//
@@ -450,6 +486,8 @@ llvm::StringRef mlir::tandem::stringifyAlgorithm(CollectiveAlgorithm a) {
     return "p2p";
   case CollectiveAlgorithm::Hierarchical:
     return "hierarchical";
+  case CollectiveAlgorithm::CopyEngine:
+    return "copy_engine";
   }
   llvm_unreachable("unknown algorithm");
 }
@@ -628,24 +666,25 @@ double CostModel::nativeBandwidth(const GroupSpec &group, int64_t ctas) const {
   return links * group.linkBytesPerUs * commParams.busEfficiency;
 }
 
-double CostModel::peerBandwidth(const GroupSpec &group, int64_t ctas) const {
-  // One transfer to one peer: through a switch it can use all links; on a
-  // full mesh only the links to that peer; on a ring one neighbour link.
-  double links = 1.0;
+/// Links one transfer to one peer can use: through a switch all of them; on
+/// a full mesh only the links to that peer; on a ring one neighbour link.
+static double peerLinks(const GroupSpec &group) {
   switch (group.topology) {
   case Topology::switch_:
   case Topology::hierarchical:
-    links = group.linksPerGpu;
-    break;
+    return group.linksPerGpu;
   case Topology::full_mesh:
-    links = std::max<double>(
+    return std::max<double>(
         1.0, std::floor(double(group.linksPerGpu) / double(group.size - 1)));
-    break;
   case Topology::ring:
-    links = 1.0;
-    break;
+    return 1.0;
   }
-  links = std::min(links, effectiveCtas(ctas) * commParams.linksPerCta);
+  return 1.0;
+}
+
+double CostModel::peerBandwidth(const GroupSpec &group, int64_t ctas) const {
+  double links =
+      std::min(peerLinks(group), effectiveCtas(ctas) * commParams.linksPerCta);
   return links * group.linkBytesPerUs * commParams.busEfficiency;
 }
 
@@ -786,6 +825,66 @@ CostModel::collective(CollectiveKind kind, int64_t payloadBytes,
   return best;
 }
 
+std::optional<CollectiveEstimate>
+CostModel::copyEngine(CollectiveKind kind, int64_t payloadBytes,
+                      const GroupSpec &group, std::string *whyNot) const {
+  auto refuse =
+      [&](const llvm::Twine &why) -> std::optional<CollectiveEstimate> {
+    if (whyNot)
+      *whyNot = why.str();
+    return std::nullopt;
+  };
+  if (kind != CollectiveKind::all_gather &&
+      kind != CollectiveKind::reduce_scatter && kind != CollectiveKind::permute)
+    return refuse("only all-gathers, reduce-scatters and permutes run on "
+                  "the copy engines, not " +
+                  stringifyCollectiveKind(kind));
+  if (group.size <= 1)
+    return refuse("group @" + group.name + " has one rank: nothing to copy");
+  if (group.topology != Topology::switch_ &&
+      group.topology != Topology::full_mesh)
+    return refuse("group @" + group.name + " is a " +
+                  stringifyTopology(group.topology) +
+                  " group: the copy engines need every peer's memory within "
+                  "one link (a switch or a full mesh inside one node)");
+  const double n = double(group.size);
+  const double bytes = double(payloadBytes);
+  const double alpha = commParams.linkLatencyUs.value_or(group.linkLatencyUs);
+  const double copyLatency =
+      spec.copyEngineLatencyUs.value_or(spec.launchOverheadUs);
+  if (kind == CollectiveKind::permute) {
+    // One copy from one peer (a P2P ring step), over the links it can use.
+    double bw = commParams.copyEngineEfficiency * peerLinks(group) *
+                group.linkBytesPerUs;
+    return CollectiveEstimate{spec.launchOverheadUs + alpha + copyLatency +
+                                  bytes / bw,
+                              CollectiveAlgorithm::CopyEngine, 1, bw};
+  }
+  // What arrives: the n-1 peers' blocks of 1/n of the payload. A switch
+  // gives one copy every link of the GPU; on a full mesh the n-1 copies
+  // run at once, one over each peer's links: either way the GPU's links.
+  double bw = commParams.copyEngineEfficiency * double(group.linksPerGpu) *
+              group.linkBytesPerUs;
+  double t = spec.launchOverheadUs + alpha + (n - 1) * copyLatency +
+             (n - 1) / n * bytes / bw;
+  if (kind == CollectiveKind::reduce_scatter)
+    // Sum the own block and the n-1 staged ones: read n blocks, write one.
+    t += spec.launchOverheadUs +
+         memoryKernelUs(MemoryKernel::generic, (n + 1) / n * bytes);
+  return CollectiveEstimate{t, CollectiveAlgorithm::CopyEngine, group.size - 1,
+                            bw};
+}
+
+std::optional<std::string>
+mlir::tandem::checkCopyEngine(CollectiveOpInterface op, const GroupSpec &group,
+                              const CostModel &model) {
+  std::string why;
+  if (model.copyEngine(op.getCollectiveKind(), op.getPayloadBytes(), group,
+                       &why))
+    return std::nullopt;
+  return "'" + kCopyEngineAttrName.str() + "' cannot apply: " + why;
+}
+
 //===----------------------------------------------------------------------===//
 // ComputeEstimateCache
 //===----------------------------------------------------------------------===//
@@ -822,8 +921,12 @@ CollectiveEstimate CollectiveEstimateCache::get(CollectiveKind kind,
 CollectiveEstimate CollectiveEstimateCache::get(CollectiveOpInterface op,
                                                 const GroupSpec &group,
                                                 int64_t ctas) {
-  CollectiveEstimate e = get(op.getCollectiveKind(), op.getPayloadBytes(),
-                             group, ctas, collectiveShift(op));
+  std::optional<CollectiveEstimate> ce;
+  if (isCopyEngine(op))
+    ce = model.copyEngine(op.getCollectiveKind(), op.getPayloadBytes(), group);
+  CollectiveEstimate e = ce ? *ce
+                            : get(op.getCollectiveKind(), op.getPayloadBytes(),
+                                  group, ctas, collectiveShift(op));
   if (std::optional<double> scale = getMeasuredScale(op))
     e.timeUs *= *scale;
   return e;

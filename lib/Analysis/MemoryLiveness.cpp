@@ -1,6 +1,7 @@
 //===- MemoryLiveness.cpp - Live bytes and peak memory of a step ----------===//
 
 #include "tandem/Analysis/MemoryLiveness.h"
+#include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Dialect/Tandem/TandemOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -16,6 +17,16 @@ int64_t mlir::tandem::getValueBytes(Value value) {
     if (tensor.hasStaticShape() && tensor.getElementType().isIntOrFloat())
       return getTensorBytes(tensor);
   return 0;
+}
+
+int64_t mlir::tandem::getCopyEngineStagingBytes(Operation *op) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  if (!collective || !isCopyEngine(op) ||
+      collective.getCollectiveKind() != CollectiveKind::reduce_scatter ||
+      op->getNumOperands() == 0 || op->getNumResults() == 0)
+    return 0;
+  return std::max<int64_t>(0, getValueBytes(op->getOperand(0)) -
+                                  getValueBytes(op->getResult(0)));
 }
 
 PeakMemory mlir::tandem::computePeakMemory(Block &block) {
@@ -54,6 +65,8 @@ PeakMemory mlir::tandem::computePeakMemory(Block &block) {
         if (auto it = bufferOf.find(operand); it != bufferOf.end())
           buffers[it->second].end = std::max(buffers[it->second].end, until);
     });
+    if (int64_t staging = getCopyEngineStagingBytes(&op))
+      buffers.push_back({staging, pos, until});
     for (Value res : op.getResults()) {
       if (auto wait = dyn_cast<WaitOp>(&op)) {
         // The wait hands out the buffer the collective wrote.
@@ -81,8 +94,8 @@ PeakMemory mlir::tandem::computePeakMemory(Block &block) {
   result.peakBytes = 0;
   for (int64_t slot = 0; slot <= numOps; ++slot) {
     live += delta[slot];
-    if (slot == 0 ? numOps == 0 : live > result.peakBytes ||
-                                      result.peakOp == nullptr) {
+    if (slot == 0 ? numOps == 0
+                  : live > result.peakBytes || result.peakOp == nullptr) {
       result.peakBytes = live;
       result.peakOp = slot == 0 ? nullptr : opAt[slot - 1];
     }

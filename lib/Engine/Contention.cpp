@@ -25,6 +25,24 @@ ContentionTable ContentionTable::defaults() {
   return t;
 }
 
+ContentionPoint ContentionTable::defaultCopyEnginePoint() {
+  // Assumed until tandem-calibrate's copy_engine_pairs measure it: a
+  // copy-engine collective writes what arrives over NVLink (about 0.38 TB/s
+  // on an H100/H200, docs/cost-model.md) into HBM, about a tenth of the
+  // ~3.8 TB/s a bandwidth-bound kernel streams, and holds no SMs. So a
+  // GEMM keeps every SM (1.00), a bandwidth-bound kernel loses about a
+  // tenth of HBM (1.10), and the copies lose a little to the kernel's
+  // traffic (1.05).
+  return ContentionPoint{0, 1.00, 1.10, 1.05};
+}
+
+void ContentionTable::setCopyEnginePoint(ContentionPoint point,
+                                         llvm::StringRef source) {
+  point.commSms = 0;
+  copyEngine = point;
+  copyEngineOrigin = source.str();
+}
+
 ContentionTable ContentionTable::fromPoints(std::vector<ContentionPoint> points,
                                             llvm::StringRef origin) {
   assert(

@@ -58,21 +58,26 @@ double sim::contentionSlowdown(TaskKind kind, const ContentionPoint &c) {
 static void computeRates(const Problem &problem,
                          std::vector<Running> &running) {
   int64_t commSms = 0;
-  unsigned computeCount = 0;
+  unsigned computeCount = 0, smCollectives = 0, copyEngineCollectives = 0;
   llvm::StringMap<unsigned> perFabric;
   for (const Running &r : running) {
     const Task &t = problem.tasks[r.task];
     if (t.kind == TaskKind::Collective) {
       if (!r.admitted)
         continue;
-      commSms += t.commSms;
+      if (t.copyEngine) {
+        ++copyEngineCollectives;
+      } else {
+        commSms += t.commSms;
+        ++smCollectives;
+      }
       ++perFabric[t.fabric];
     } else {
       ++computeCount;
     }
   }
-  bool commActive = !perFabric.empty();
   ContentionPoint c = problem.contention.lookup(commSms);
+  const ContentionPoint &ce = problem.contention.copyEnginePoint();
   int64_t freeSms = std::max<int64_t>(1, problem.smCount - commSms);
   // Concurrent compute kernels split the free SMs evenly.
   int64_t share = std::max<int64_t>(1, freeSms / std::max(1u, computeCount));
@@ -102,10 +107,17 @@ static void computeRates(const Problem &problem,
     case TaskKind::Wait:
       break;
     }
-    bool otherSideRuns =
-        t.kind == TaskKind::Collective ? computeCount > 0 : commActive;
-    if (otherSideRuns)
-      slowdown *= contentionSlowdown(t.kind, c);
+    if (t.kind == TaskKind::Collective) {
+      if (computeCount > 0)
+        slowdown *= contentionSlowdown(t.kind, t.copyEngine ? ce : c);
+    } else {
+      // Beside SM collectives and copy-engine collectives at once, both
+      // factors apply.
+      if (smCollectives > 0)
+        slowdown *= contentionSlowdown(t.kind, c);
+      if (copyEngineCollectives > 0)
+        slowdown *= contentionSlowdown(t.kind, ce);
+    }
     r.rate = timeUs > 0 ? 1.0 / (timeUs * slowdown)
                         : std::numeric_limits<double>::infinity();
   }
@@ -189,7 +201,7 @@ std::optional<Result> sim::simulate(const Problem &problem,
       std::vector<unsigned> arrivals; // Indices into `running`.
       for (auto [i, r] : llvm::enumerate(running)) {
         const Task &t = problem.tasks[r.task];
-        if (t.kind == TaskKind::Collective && r.admitted)
+        if (t.kind == TaskKind::Collective && r.admitted && !t.copyEngine)
           commResident = true;
         bool isNew =
             t.kind == TaskKind::Gemm && result.timings[r.task].startUs == now;
@@ -207,6 +219,12 @@ std::optional<Result> sim::simulate(const Problem &problem,
         const Task &t = problem.tasks[r.task];
         if (t.kind == TaskKind::Gemm) {
           r.holdsSms = !commResident;
+          continue;
+        }
+        if (t.copyEngine) {
+          // Needs no SMs: starts at once and leaves the GEMMs theirs.
+          r.admitted = true;
+          result.timings[r.task].admittedUs = now;
           continue;
         }
         bool blocked =

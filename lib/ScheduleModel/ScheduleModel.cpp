@@ -126,10 +126,17 @@ ScheduleModel::build(func::FuncOp func, const CostModel &model,
           if (std::optional<std::string> error =
                   checkCommSms(*ctas, gpu.smCount))
             return op.emitError() << *error;
+        bool copyEngine = isCopyEngine(&op);
+        if (copyEngine)
+          if (std::optional<std::string> error =
+                  checkCopyEngine(collective, *group, model))
+            return op.emitError() << *error;
         CollectiveEstimate e =
             collectiveEstimates.get(collective, *group, ctas.value_or(0));
         std::string name = std::move(task.name);
-        task = collectiveTask(e, ctas.value_or(gpu.collectiveSms), "");
+        task = collectiveTask(
+            e, copyEngine ? 0 : ctas.value_or(gpu.collectiveSms), "");
+        task.copyEngine = copyEngine;
         task.name = std::move(name);
       }
       task.fabric = collective.getGroupAttr().getValue().str();

@@ -219,7 +219,9 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
     SmallVector<Interval> windows;
     for (Operation &op : block) {
       auto start = dyn_cast<CollectiveOpInterface>(&op);
-      if (!start || !start.isAsync())
+      // A collective on the copy engines holds no SMs: no budget to choose,
+      // and the compute beside it keeps every SM.
+      if (!start || !start.isAsync() || isCopyEngine(&op))
         continue;
       Operation *wait = getWaitOf(start);
       if (!wait || wait->getBlock() != &block || !op.isBeforeInBlock(wait))
@@ -269,7 +271,7 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
       SmallVector<ComputeOpInterface> computeOps;
       for (Operation *it = start->getNextNode(); it != wait;
            it = it->getNextNode()) {
-        if (isa<CollectiveOpInterface>(it))
+        if (isa<CollectiveOpInterface>(it) && !isCopyEngine(it))
           overlapping = true;
         if (auto compute = dyn_cast<ComputeOpInterface>(it))
           computeOps.push_back(compute);

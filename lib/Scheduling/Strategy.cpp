@@ -2,6 +2,7 @@
 
 #include "tandem/Scheduling/Strategy.h"
 #include "tandem/Scheduling/AvoidOverlap.h"
+#include "tandem/Scheduling/CopyEngines.h"
 #include "tandem/Scheduling/SmTargets.h"
 #include "tandem/Simulator/Simulate.h"
 
@@ -118,6 +119,17 @@ void mlir::tandem::assignCtaBudgets(func::FuncOp func, OpTimer &timer,
   // Pairs a diagnosis found harmful are kept apart before anything is
   // priced on the final order.
   avoidHarmfulOverlaps(func, options.memoryBudget, options.remarks);
+  if (options.copyEngines) {
+    CopyEngineOptions ce;
+    ce.memoryBudget = options.memoryBudget;
+    FailureOr<CopyEngineDecision> moved =
+        assignCopyEngines(func, timer.costModel(), ce);
+    // As below: a failure has been reported at the op.
+    if (failed(moved))
+      return;
+    if (options.remarks)
+      explainCopyEngines(*moved, *options.remarks);
+  }
   const GpuSpec &gpu = timer.costModel().gpu();
   SmallVector<int64_t> budgets;
   for (int64_t k : kDefaultCommSmsCandidates)
@@ -335,9 +347,8 @@ LogicalResult AutoSearch::relieveResidency() {
       order.push_back(&c);
   llvm::stable_sort(
       order, [](Candidate *a, Candidate *b) { return a->spanUs < b->spanUs; });
-  SmallVector<Candidate *> first(order.begin(),
-                                 order.begin() + std::min<size_t>(
-                                                     order.size(), 2));
+  SmallVector<Candidate *> first(
+      order.begin(), order.begin() + std::min<size_t>(order.size(), 2));
   if (failed(failableParallelForEach(
           ctx, first, [&](Candidate *c) { return relieve(*c); })))
     return failure();
@@ -351,8 +362,8 @@ LogicalResult AutoSearch::relieveResidency() {
     for (const Candidate &other : candidates)
       bestUs = std::min(bestUs, other.spanUs);
     double waitedUs = 0;
-    for (auto [task, timing] : llvm::zip_equal(
-             c->report->model.problem().tasks, c->report->result.timings))
+    for (auto [task, timing] : llvm::zip_equal(c->report->model.problem().tasks,
+                                               c->report->result.timings))
       if (task.kind == sim::TaskKind::Collective)
         waitedUs += timing.admittedUs - timing.startUs;
     if (c->spanUs - waitedUs < bestUs && failed(relieve(*c)))

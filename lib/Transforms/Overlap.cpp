@@ -82,6 +82,7 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
     RemarkLog log;
     options.remarks = remarks ? &log : nullptr;
     options.relieveResidency = relieveResidency;
+    options.copyEngines = copyEngines;
 
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {

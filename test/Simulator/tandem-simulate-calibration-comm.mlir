@@ -47,7 +47,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "comm": [1], "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- unknown.mlir
-// expected-error @+1 {{comm: unknown field "bus_eficiency" (known: bus_efficiency, links_per_cta, link_latency_us)}}
+// expected-error @+1 {{comm: unknown field "bus_eficiency" (known: bus_efficiency, links_per_cta, link_latency_us, copy_engine_efficiency)}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 

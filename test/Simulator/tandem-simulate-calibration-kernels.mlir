@@ -164,7 +164,7 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 {"version": 1, "gpu": {"layout_copy_latency_us": 2e6}, "contention": [{"comm_sms": 8, "gemm_slowdown": 1.0, "memory_slowdown": 1.0, "comm_slowdown": 1.0}]}
 
 //--- misspelt.mlir
-// expected-error @+1 {{gpu: unknown field "norm_latency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms, attention_efficiency, attention_grad_efficiency, attention_latency_us, attention_grad_latency_us, event_latency_us, norm_latency_us, norm_hbm_efficiency, norm_grad_latency_us, norm_grad_hbm_efficiency, layout_copy_latency_us, layout_copy_hbm_efficiency)}}
+// expected-error @+1 {{gpu: unknown field "norm_latency" (known: device, sm_count, gemm_efficiency, hbm_efficiency, launch_overhead_us, gemm_tile_m, gemm_tile_n, gemm_wave_overhead_us, gemms_hold_sms, attention_efficiency, attention_grad_efficiency, attention_latency_us, attention_grad_latency_us, event_latency_us, copy_engine_latency_us, norm_latency_us, norm_hbm_efficiency, norm_grad_latency_us, norm_grad_hbm_efficiency, layout_copy_latency_us, layout_copy_hbm_efficiency)}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }
 

@@ -56,6 +56,10 @@ STRATEGIES = ["none", "bulk", "reschedule", "pipeline", "pipeline+reschedule",
               "auto"]
 SHORT = {"pipeline+reschedule": "pipe+resch", "te-preset+reschedule": "te+resch",
          "split+reschedule": "split+resch"}
+# --copy-engines adds `auto` with tandem-overlap's copy-engines=true (issue
+# 15's low-contention collectives) beside today's strategies, which run
+# without it, and reports it where the tables report auto.
+AUTO_CE = "auto+ce"
 
 
 def run(cmd):
@@ -122,7 +126,7 @@ def compute_time(trace_path):
 
 
 def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
-             micro_batches=1):
+             micro_batches=1, strategies=STRATEGIES):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
     g = run([gen, "--model", model, "--layers", str(layers), "--tp", str(tp),
@@ -133,11 +137,13 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
         return dict(tag=tag, error="tandem-gen: " + g.stderr.strip())
     res = dict(tag=tag, model=model, tp=tp, seq=seq, topo=topo, reports={},
                status={}, bwd={}, busy={})
-    for strat in STRATEGIES:
+    for strat in strategies:
         rep = os.path.join(tmp, "%s.%s.json" % (tag, strat))
         trace = os.path.join(tmp, "%s.%s.trace.json" % (tag, strat))
         cal = " calibration=%s" % calibration if calibration else ""
-        r = run([opt, step, "--tandem-overlap=strategy=%s%s" % (strat, cal),
+        overlap = ("strategy=auto copy-engines=true" if strat == AUTO_CE
+                   else "strategy=%s" % strat)
+        r = run([opt, step, "--tandem-overlap=%s%s" % (overlap, cal),
                  "--tandem-simulate=report=%s trace=%s%s" % (rep, trace, cal),
                  "-o", os.devnull, "--mlir-print-op-on-diagnostic=false"])
         if r.returncode != 0:
@@ -153,8 +159,10 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
         res["bwd"][strat] = backward_hidden(trace)
         res["busy"][strat] = compute_time(trace)
         m = re.search(r"strategy (\S+) chosen", r.stderr)
-        if strat == "auto" and m:
+        if strat in ("auto", AUTO_CE) and m:
             res["auto_choice"] = m.group(1)
+            if strat == AUTO_CE:
+                res["ce_moved"] = r.stderr.count("moved to the copy engines")
     return res
 
 
@@ -203,6 +211,9 @@ def main():
     ap.add_argument("--calibration", default="",
                     help="calibration file for planning and simulating "
                          "(default: the h200 preset)")
+    ap.add_argument("--copy-engines", action="store_true",
+                    help="add auto with copy-engines=true and report it as "
+                         "auto")
     ap.add_argument("--scaling", action="store_true",
                     help="also time 12, 24 and 48 layers, and strategy bulk")
     args = ap.parse_args()
@@ -216,6 +227,8 @@ def main():
                    "`tandem-gen --layers 96/80`)" if args.layers == "full"
                    else "%s-layer steps (`tandem-gen --layers %s`)"
                    % (args.layers, args.layers))
+    strategies = STRATEGIES + ([AUTO_CE] if args.copy_engines else [])
+    AUTO = AUTO_CE if args.copy_engines else "auto"
     gen = os.path.join(args.build, "bin", "tandem-gen")
     opt = os.path.join(args.build, "bin", "tandem-opt")
 
@@ -230,13 +243,14 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
             results = list(ex.map(
                 lambda c: run_case(gen, opt, *c, tmp, depth(c[0]),
-                                   args.calibration, args.micro_batches),
+                                   args.calibration, args.micro_batches,
+                                   strategies),
                 cases))
         good = [r for r in results if "error" not in r]
         for r in results:
             if "error" in r:
                 print("- %s: %s" % (r["tag"], r["error"]))
-        shown = [s for s in STRATEGIES
+        shown = [s for s in strategies
                  if any(r["status"].get(s) == "ok" for r in good)]
 
         print("Spans in ms, simulated: ", end="")
@@ -250,7 +264,7 @@ def main():
               "higher. `—`: the strategy failed on that case (see below).")
         print()
         print("| model | TP | seq | topology | %s | bound | auto / bound "
-              "|" % " | ".join(SHORT.get(s, s) + (" (chose)" if s == "auto"
+              "|" % " | ".join(SHORT.get(s, s) + (" (chose)" if s == AUTO
                                                   else "") for s in shown))
         print("|---|---:|---:|---|%s---:|---:|" % ("---:|" * len(shown)))
         for r in good:
@@ -258,10 +272,10 @@ def main():
             for s in shown:
                 rep = r["reports"].get(s)
                 c = ms(rep["span_us"]) if rep else "—"
-                if s == "auto" and rep:
+                if s == AUTO and rep:
                     c += " (%s)" % r.get("auto_choice", "?")
                 cells.append(c)
-            a, n = r["reports"].get("auto"), r["reports"].get("none")
+            a, n = r["reports"].get(AUTO), r["reports"].get("none")
             print("| %s | %d | %d | %s | %s | %s | %s |" % (
                 r["model"], r["tp"], r["seq"], r["topo"], " | ".join(cells),
                 ms(n["bound_us"]) if n else "—",
@@ -283,7 +297,7 @@ def main():
               "| peak none → auto | static peak none → auto |")
         print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in good:
-            a, n = r["reports"].get("auto"), r["reports"].get("none")
+            a, n = r["reports"].get(AUTO), r["reports"].get("none")
             t = r["reports"].get("te-preset")
             if not a or not n:
                 print("| %s | %d | %d | %s | — | — | — | — | — | — | — |" % (
@@ -297,8 +311,8 @@ def main():
                       r["model"], r["tp"], r["seq"], r["topo"],
                       ms(a["exposed_comm_us"]),
                       100 * a["overlap_efficiency"], hid("none"),
-                      hid("te-preset"), hid("auto"), hid("none", 4),
-                      hid("split", 4), hid("auto", 4),
+                      hid("te-preset"), hid(AUTO), hid("none", 4),
+                      hid("split", 4), hid(AUTO, 4),
                       ("%+.1f%%" % (100 * (a["span_us"] / t["span_us"] - 1)))
                       if t else "—",
                       gib(n["peak_memory_bytes"]), gib(a["peak_memory_bytes"]),
@@ -320,12 +334,12 @@ def main():
               "| contention | overhead | other |")
         print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
         for r in good:
-            a, n = r["reports"].get("auto"), r["reports"].get("none")
-            if not a or not n or "auto" not in r["busy"] or \
+            a, n = r["reports"].get(AUTO), r["reports"].get("none")
+            if not a or not n or AUTO not in r["busy"] or \
                     "none" not in r["busy"]:
                 continue
             gap = a["span_us"] - n["bound_us"]
-            busy, alone = r["busy"]["auto"]
+            busy, alone = r["busy"][AUTO]
             contention = busy - alone
             overhead = alone - r["busy"]["none"][1]
             exposed = a["exposed_comm_us"]
@@ -336,7 +350,7 @@ def main():
                 ms(contention), ms(overhead), ms(other)))
 
         print()
-        for s in STRATEGIES:
+        for s in strategies:
             bad = {}
             for r in good:
                 st = r["status"].get(s, "not run")
@@ -354,27 +368,27 @@ def main():
         slower = ["%s %s (%+.1f%%)" % (
             r["tag"], s, 100 * (r["reports"][s]["span_us"] /
                                 r["reports"]["none"]["span_us"] - 1))
-                  for r in good for s in STRATEGIES
+                  for r in good for s in strategies
                   if s in r["reports"] and "none" in r["reports"] and
                   r["reports"][s]["span_us"] >
                   r["reports"]["none"]["span_us"] * (1 + 1e-9)]
         print("- slower than none: %s" % ("; ".join(slower) if slower
                                           else "no strategy in no case"))
-        with_auto = [r for r in good if "auto" in r["bwd"]]
+        with_auto = [r for r in good if AUTO in r["bwd"]]
         if with_auto:
-            h = sorted((r["bwd"]["auto"][3], r["tag"]) for r in with_auto)
+            h = sorted((r["bwd"][AUTO][3], r["tag"]) for r in with_auto)
             print("- backward communication hidden by auto: min %.1f%% (%s), "
                   "median %.1f%%, max %.1f%% (%s); %d of %d cases reach 97%%"
                   % (100 * h[0][0], h[0][1],
                      100 * statistics.median(x for x, _ in h),
                      100 * h[-1][0], h[-1][1],
                      sum(1 for x, _ in h if x >= 0.97), len(h)))
-            f = sorted(r["bwd"]["auto"][4] for r in with_auto)
+            f = sorted(r["bwd"][AUTO][4] for r in with_auto)
             print("- forward communication hidden by auto: min %.1f%%, median "
                   "%.1f%%, max %.1f%%" % (100 * f[0],
                                          100 * statistics.median(f),
                                          100 * f[-1]))
-            over = sorted(r["reports"]["auto"]["span_us"] /
+            over = sorted(r["reports"][AUTO]["span_us"] /
                           r["reports"]["none"]["bound_us"]
                           for r in with_auto if "none" in r["reports"])
             if over:
@@ -386,16 +400,16 @@ def main():
                                         for r in with_auto)
             print("- auto chose: %s" % ", ".join(
                 "%s %d" % kv for kv in sorted(chose.items())))
-        both = [r for r in good if "auto" in r["reports"] and
+        both = [r for r in good if AUTO in r["reports"] and
                 "te-preset" in r["reports"]]
         if both:
-            worse = [r["tag"] for r in both if r["reports"]["auto"]["span_us"]
+            worse = [r["tag"] for r in both if r["reports"][AUTO]["span_us"]
                      > r["reports"]["te-preset"]["span_us"] * (1 + 1e-9)]
-            worst = [r["tag"] for r in good if "auto" in r["reports"] and
-                     any(s != "auto" and s in r["reports"] and
-                         r["reports"]["auto"]["span_us"] >
+            worst = [r["tag"] for r in good if AUTO in r["reports"] and
+                     any(s != AUTO and s in r["reports"] and
+                         r["reports"][AUTO]["span_us"] >
                          r["reports"][s]["span_us"] * (1 + 1e-9)
-                         for s in STRATEGIES)]
+                         for s in strategies)]
             print("- auto slower than another strategy: %d of %d cases%s" % (
                 len(worst), len(good),
                 (" (%s)" % ", ".join(worst)) if worst else ""))

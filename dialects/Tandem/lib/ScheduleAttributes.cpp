@@ -27,6 +27,9 @@ std::optional<int64_t> mlir::tandem::getSmTarget(Operation *op) {
 std::optional<int64_t> mlir::tandem::getCommSms(Operation *op) {
   return getInt(op, kCommSmsAttrName);
 }
+bool mlir::tandem::isCopyEngine(Operation *op) {
+  return isa_and_nonnull<UnitAttr>(op->getDiscardableAttr(kCopyEngineAttrName));
+}
 std::optional<int64_t> mlir::tandem::getRecordEvent(Operation *op) {
   return getInt(op, kRecordEventAttrName);
 }
@@ -73,7 +76,15 @@ std::optional<std::string> mlir::tandem::checkCommSms(int64_t value,
 
 namespace {
 /// Where an attribute may stand.
-enum class Holder { Op, ComputeOp, Collective, PricedOp, Function, Module };
+enum class Holder {
+  Op,
+  ComputeOp,
+  Collective,
+  CopyEngineCollective,
+  PricedOp,
+  Function,
+  Module
+};
 
 struct AttrRule {
   StringLiteral name;
@@ -86,6 +97,7 @@ constexpr AttrRule kRules[] = {
     {kStreamAttrName, Holder::Op, false},
     {kSmTargetAttrName, Holder::ComputeOp, false},
     {kCommSmsAttrName, Holder::Collective, false},
+    {kCopyEngineAttrName, Holder::CopyEngineCollective, false},
     {kRecordEventAttrName, Holder::Op, false},
     {kWaitEventsAttrName, Holder::Op, true},
     {kSeqAttrName, Holder::Collective, false},
@@ -105,6 +117,8 @@ static StringRef describe(Holder holder) {
     return "a compute op";
   case Holder::Collective:
     return "a collective";
+  case Holder::CopyEngineCollective:
+    return "an all-gather, a reduce-scatter or a permute";
   case Holder::PricedOp:
     return "a compute op or a collective";
   case Holder::Function:
@@ -123,6 +137,12 @@ static bool holds(Holder holder, Operation *op) {
     return isa<ComputeOpInterface>(op);
   case Holder::Collective:
     return isa<CollectiveOpInterface>(op);
+  case Holder::CopyEngineCollective:
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+      return collective.getCollectiveKind() == CollectiveKind::all_gather ||
+             collective.getCollectiveKind() == CollectiveKind::reduce_scatter ||
+             collective.getCollectiveKind() == CollectiveKind::permute;
+    return false;
   case Holder::PricedOp:
     return isa<ComputeOpInterface, CollectiveOpInterface>(op);
   case Holder::Function:
@@ -196,6 +216,17 @@ LogicalResult mlir::tandem::verifyScheduleAttribute(Operation *op,
                              << "' must be a non-empty string (the path of "
                                 "a calibration file), got "
                              << value;
+    return success();
+  }
+  if (name == kCopyEngineAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute, got " << value;
+    if (op->getDiscardableAttr(kCommSmsAttrName))
+      return op->emitError()
+             << "'" << name << "' and '" << kCommSmsAttrName
+             << "' exclude each other: a collective on the copy engines "
+                "holds no SMs";
     return success();
   }
   if (name == kMeasuredScaleAttrName) {

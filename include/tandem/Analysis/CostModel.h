@@ -94,6 +94,12 @@ struct GpuSpec {
   /// stream) starts. Not a target field: 0 unless a calibration file sets
   /// it ("event_latency_us", measured by tandem-calibrate).
   double eventLatencyUs = 0;
+  /// Time one peer-to-peer copy-engine copy costs beyond its bytes (its
+  /// issue and completion): a copy-engine collective pays it once per peer.
+  /// Not a target field: unset (the target's launch overhead is used) unless
+  /// a calibration file sets it ("copy_engine_latency_us", measured by
+  /// tandem-calibrate's copy_engine_latency).
+  std::optional<double> copyEngineLatencyUs;
   /// Measured rates of the norm, norm backward and layout copy kernels
   /// (calibration keys "norm_*", "norm_grad_*", "layout_copy_*").
   KernelBandwidth norm, normGrad, layoutCopy;
@@ -132,6 +138,7 @@ struct GpuCalibration {
   std::optional<double> attentionEfficiency, attentionGradEfficiency;
   std::optional<double> attentionLatencyUs, attentionGradLatencyUs;
   std::optional<double> eventLatencyUs;
+  std::optional<double> copyEngineLatencyUs;
   std::optional<double> normLatencyUs, normHbmEfficiency;
   std::optional<double> normGradLatencyUs, normGradHbmEfficiency;
   std::optional<double> layoutCopyLatencyUs, layoutCopyHbmEfficiency;
@@ -142,6 +149,7 @@ struct GpuCalibration {
 /// Each set field replaces the built-in CommParams value.
 struct CommCalibration {
   std::optional<double> busEfficiency;
+  std::optional<double> copyEngineEfficiency;
   std::optional<double> linksPerCta;
   std::optional<double> linkLatencyUs;
 };
@@ -175,7 +183,15 @@ struct Calibration {
   void applyTo(CommParams &comm) const;
 };
 
-enum class CollectiveAlgorithm { Ring, Tree, Direct, PeerToPeer, Hierarchical };
+enum class CollectiveAlgorithm {
+  Ring,
+  Tree,
+  Direct,
+  PeerToPeer,
+  Hierarchical,
+  /// Peer-to-peer copies on the copy engines (CostModel::copyEngine).
+  CopyEngine
+};
 llvm::StringRef stringifyAlgorithm(CollectiveAlgorithm algorithm);
 
 struct ComputeEstimate {
@@ -224,6 +240,12 @@ struct CommParams {
   /// latency inside a node; inter-node latency is unaffected): a measured
   /// value for the machine, from a calibration file's "comm" section.
   std::optional<double> linkLatencyUs;
+  /// Fraction of a GPU's link bandwidth that copy-engine peer copies reach.
+  /// 0.84: CUDA's p2pBandwidthLatencyTest (copy engines) moves 380 of 450
+  /// GB/s one way between two H100 SXM GPUs (NVIDIA/nccl issue #1264); a
+  /// calibration's "comm" section may replace it
+  /// ("copy_engine_efficiency"). Not measurable on one GPU.
+  double copyEngineEfficiency = 0.84;
 };
 
 class CostModel {
@@ -262,6 +284,18 @@ public:
              std::optional<CollectiveAlgorithm> forced = std::nullopt,
              int64_t shift = 1) const;
 
+  /// Time of an all-gather, reduce-scatter or permute on the copy engines:
+  /// the peers' blocks copied into this rank's memory (one copy per peer,
+  /// each paying `copyEngineLatencyUs`), after a flag exchange of one link
+  /// latency, at `copyEngineEfficiency` of the GPU's link bandwidth, plus
+  /// for a reduce-scatter a bandwidth-bound kernel that sums the n blocks;
+  /// a permute is one copy over the links one peer can use.
+  /// std::nullopt, with the reason in `whyNot`, for other kinds, groups of
+  /// one and topologies where a GPU cannot reach every peer's memory
+  /// directly (ring, hierarchical).
+  std::optional<CollectiveEstimate>
+  copyEngine(CollectiveKind kind, int64_t payloadBytes, const GroupSpec &group,
+             std::string *whyNot = nullptr) const;
   /// Per-GPU bandwidth (bytes/us) of a native collective with `ctas` CTAs.
   double nativeBandwidth(const GroupSpec &group, int64_t ctas) const;
   /// Bandwidth of one peer-to-peer transfer to a single peer.
@@ -315,7 +349,9 @@ public:
   CollectiveEstimate get(CollectiveKind kind, int64_t payloadBytes,
                          const GroupSpec &group, int64_t ctas, int64_t shift);
   /// The estimate of `op` on `group` with `ctas` CTAs (0 = the default),
-  /// scaled by the op's `tandem.measured_scale` if it has one.
+  /// scaled by the op's `tandem.measured_scale` if it has one. An op with
+  /// `tandem.copy_engine` gets the copy-engine estimate (`ctas` ignored)
+  /// where the model has one (checkCopyEngine says where it has not).
   CollectiveEstimate get(CollectiveOpInterface op, const GroupSpec &group,
                          int64_t ctas);
 
@@ -326,6 +362,12 @@ private:
       CollectiveEstimate>
       estimates;
 };
+
+/// Why `op`, which carries `tandem.copy_engine`, cannot run on the copy
+/// engines of `group` (std::nullopt if it can): the sentence for an error.
+std::optional<std::string> checkCopyEngine(CollectiveOpInterface op,
+                                           const GroupSpec &group,
+                                           const CostModel &model);
 
 /// The ring distance a collective moves its data over: a permute's shift, 1
 /// for every other collective (CostModel::collective's `shift`).

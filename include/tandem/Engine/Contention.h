@@ -53,9 +53,22 @@ public:
   const std::vector<ContentionPoint> &points() const { return table; }
   llvm::StringRef source() const { return origin; }
 
+  /// Slowdowns beside a collective on the copy engines, which holds no SMs
+  /// and shares only HBM with the kernels beside it (`commSms` is 0).
+  const ContentionPoint &copyEnginePoint() const { return copyEngine; }
+  llvm::StringRef copyEngineSource() const { return copyEngineOrigin; }
+  void setCopyEnginePoint(ContentionPoint point, llvm::StringRef source);
+
 private:
   std::vector<ContentionPoint> table;
   std::string origin;
+  ContentionPoint copyEngine = defaultCopyEnginePoint();
+  std::string copyEngineOrigin = kDefaultCopyEngineOrigin;
+
+  static ContentionPoint defaultCopyEnginePoint();
+  static constexpr const char *kDefaultCopyEngineOrigin =
+      "built-in (assumed from HBM shares: docs/cost-model.md, \"Copy-engine "
+      "collectives\")";
 };
 
 } // namespace tandem

@@ -6,7 +6,8 @@
 // (TandemEngine library). Tasks run on streams
 // in program order; a task starts when its stream is free and its
 // dependences have finished. Running tasks share the GPU:
-//  - a collective holds its CTA budget of SMs while it runs;
+//  - a collective holds its CTA budget of SMs while it runs; one on the copy
+//    engines holds none and shares only HBM (the copy-engine point);
 //  - a GEMM gets the SMs the collectives leave (capped by its SM target) and
 //    its time follows the wave count on that many SMs;
 //  - compute-bound kernels scale with the SMs they get;
@@ -69,6 +70,10 @@ struct Task {
   int64_t smTarget = 0;
   /// Collective only: SMs held and the fabric (process group) it uses.
   int64_t commSms = 0;
+  /// Collective only: runs on the copy engines. It holds no SMs (commSms is
+  /// ignored), never waits for SMs, and the kernels beside it (and it)
+  /// are slowed by the contention table's copy-engine point instead.
+  bool copyEngine = false;
   std::string fabric;
   /// Indices of tasks that must finish before this one starts.
   std::vector<unsigned> deps;

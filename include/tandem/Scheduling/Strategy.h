@@ -70,14 +70,22 @@ struct OverlapOptions {
   /// Run relieveSmResidency after the CTA budgets (`auto` runs it on its
   /// candidates itself, reusing their simulations).
   bool relieveResidency = true;
+  /// Move all-gathers and reduce-scatters to the copy engines where the
+  /// simulated step gets shorter (assignCopyEngines), before the CTA
+  /// budgets of every strategy but `none`. Off by default: the runtime
+  /// emulates copy-engine collectives on one GPU but does not yet run them
+  /// across GPUs (docs/passes/copy-engines.md).
+  bool copyEngines = false;
 };
 
 /// Keeps apart the pairs a diagnosis found harmful (avoidHarmfulOverlaps),
-/// then chooses the CTA budget of every collective window with the cost model
-/// (tandem-assign-sm-targets' decision, over kDefaultCommSmsCandidates) and
-/// records it, then (with `options.relieveResidency`) gives SM targets to
-/// GEMMs that keep a collective waiting for SMs where that shortens the
-/// simulated step; the last phase of every strategy but `none`.
+/// then (with `options.copyEngines`) moves collectives to the copy engines
+/// where that pays, then chooses the CTA budget of every collective window with
+/// the cost model (tandem-assign-sm-targets' decision, over
+/// kDefaultCommSmsCandidates) and records it, then (with
+/// `options.relieveResidency`) gives SM targets to GEMMs that keep a collective
+/// waiting for SMs where that shortens the simulated step; the last phase of
+/// every strategy but `none`.
 void assignCtaBudgets(func::FuncOp func, OpTimer &timer,
                       const OverlapOptions &options);
 

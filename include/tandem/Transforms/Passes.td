@@ -262,6 +262,34 @@ def TandemSplitBatch : Pass<"tandem-split-batch", "::mlir::ModuleOp"> {
   ];
 }
 
+def TandemCopyEngines : Pass<"tandem-copy-engines", "::mlir::ModuleOp"> {
+  let summary = "Run all-gathers and reduce-scatters on the copy engines "
+                "where that pays";
+  let description = [{
+    Low-contention collectives: marks all-gathers and reduce-scatters
+    (blocking or `_start`) with `tandem.copy_engine`, so that they run as
+    peer-to-peer copies on the copy engines (plus a small reduction kernel
+    for a reduce-scatter) and hold no SMs. The collectives are grouped into
+    classes (kind, payload, group); with `mode=cost` (default) each class,
+    largest first, is moved when the simulated step gets shorter with it
+    moved; `mode=all` moves every eligible class. Collectives on a ring or
+    hierarchical group cannot use the copy engines (a remark says why); a
+    class whose reduce-scatter staging would break `memory-budget` stays on
+    SMs. A moved collective loses its `tandem.comm_sms`. Remarks give every
+    class's decision and predicted spans (docs/passes/copy-engines.md).
+  }];
+  let options = !listconcat([
+    Option<"mode", "mode", "std::string", "\"cost\"",
+           "cost (move a class where the step gets shorter) | all">,
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Peak-memory limit in bytes (0 = none)">
+  ], TargetOptions);
+  let statistics = [
+    Statistic<"numMoved", "moved-collectives",
+              "Collectives moved to the copy engines">
+  ];
+}
+
 def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
   let summary = "Overlap communication with computation (named pipeline)";
   let description = [{
@@ -330,6 +358,10 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
     Option<"verify", "verify", "bool", "true",
            "Prove the result against a copy of the input "
            "(tandem-verify-schedule with a reference)">,
+    Option<"copyEngines", "copy-engines", "bool", "false",
+           "Let every strategy but none move all-gathers and "
+           "reduce-scatters to the copy engines where the simulated step "
+           "gets shorter (tandem-copy-engines)">,
     Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
            "tandem-diagnose --json report of a measured run: keep its "
            "harmful overlaps apart, take its measured durations">,

@@ -8,7 +8,7 @@
 
 module {
   func.func @f(%x: tensor<8xbf16>) -> tensor<8xbf16> {
-    // expected-error @+1 {{unknown attribute 'tandem.strem': the tandem dialect defines tandem.target, tandem.stream, tandem.sm_target, tandem.comm_sms, tandem.record_event, tandem.wait_events, tandem.seq, tandem.num_streams, tandem.num_events, tandem.calibration, tandem.measured_scale, tandem.avoid_overlap}}
+    // expected-error @+1 {{unknown attribute 'tandem.strem': the tandem dialect defines tandem.target, tandem.stream, tandem.sm_target, tandem.comm_sms, tandem.copy_engine, tandem.record_event, tandem.wait_events, tandem.seq, tandem.num_streams, tandem.num_events, tandem.calibration, tandem.measured_scale, tandem.avoid_overlap}}
     %y = tandem.elementwise copy %x {tandem.strem = 1 : i64} : tensor<8xbf16> -> tensor<8xbf16>
     return %y : tensor<8xbf16>
   }
@@ -289,5 +289,39 @@ module {
     // expected-error @+1 {{'tandem.measured_scale' belongs on a compute op or a collective, not on 'tandem.wait'}}
     %y = tandem.wait %x {tandem.measured_scale = 2.0 : f64} : !tandem.future<tensor<8xbf16>>
     return %y : tensor<8xbf16>
+  }
+}
+
+// -----
+
+// tandem.copy_engine: all-gathers, reduce-scatters and permutes only.
+module {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @f(%x: tensor<256x1024xbf16>) -> tensor<256x1024xbf16> {
+    // expected-error @+1 {{'tandem.copy_engine' belongs on an all-gather, a reduce-scatter or a permute, not on 'tandem.all_reduce'}}
+    %a = tandem.all_reduce %x on @tp {tandem.copy_engine} : tensor<256x1024xbf16> -> tensor<256x1024xbf16>
+    return %a : tensor<256x1024xbf16>
+  }
+}
+
+// -----
+
+module {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @f(%x: tensor<256x1024xbf16>) -> tensor<2048x1024xbf16> {
+    // expected-error @+1 {{'tandem.copy_engine' must be a unit attribute, got true}}
+    %a = tandem.all_gather %x on @tp dim 0 {tandem.copy_engine = true} : tensor<256x1024xbf16> -> tensor<2048x1024xbf16>
+    return %a : tensor<2048x1024xbf16>
+  }
+}
+
+// -----
+
+module {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @f(%x: tensor<2048x1024xbf16>) -> tensor<256x1024xbf16> {
+    // expected-error @+1 {{'tandem.copy_engine' and 'tandem.comm_sms' exclude each other: a collective on the copy engines holds no SMs}}
+    %a = tandem.reduce_scatter %x on @tp dim 0 {tandem.copy_engine, tandem.comm_sms = 16 : i64} : tensor<2048x1024xbf16> -> tensor<256x1024xbf16>
+    return %a : tensor<256x1024xbf16>
   }
 }

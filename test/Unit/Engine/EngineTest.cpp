@@ -273,3 +273,48 @@ TEST(EngineResidency, OffByDefault) {
   EXPECT_LT(r.spanUs, 70.0);
 }
 } // namespace
+
+Task copyEngineTask(const char *name, unsigned stream, double us,
+                    const char *fabric = "tp") {
+  Task t = commTask(name, stream, us, fabric);
+  t.commSms = 0;
+  t.copyEngine = true;
+  return t;
+}
+
+TEST(EngineCopyEngine, GemmKeepsEverySmAndPaysTheCopyEnginePoint) {
+  // No SMs held: the GEMM keeps its two waves on 132 SMs; the built-in
+  // copy-engine point slows a GEMM by 1.00 and the copies by 1.05.
+  Problem p;
+  p.tasks = {gemmTask("gemm", 0), copyEngineTask("ag", 1, 100)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[0].endUs, 20.0);
+  EXPECT_NEAR(r.timings[1].endUs, 20.0 + (1.0 - 20.0 / 105.0) * 100.0, 1e-9);
+}
+
+TEST(EngineCopyEngine, MemoryKernelPaysTheCopyEnginePoint) {
+  Problem p;
+  ContentionTable t = ContentionTable::defaults();
+  t.setCopyEnginePoint({0, 1.0, 2.0, 1.0}, "test");
+  p.contention = t;
+  p.tasks = {memoryTask("norm", 0, 10), copyEngineTask("ag", 1, 100)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[0].endUs, 20.0);
+}
+
+TEST(EngineCopyEngine, NeverWaitsForSmsHeldByAGemm) {
+  // The residency rule keeps an SM collective issued after a GEMM waiting;
+  // a copy-engine collective needs no SMs and starts at once.
+  Problem p = residencyProblem();
+  p.tasks = {gemmTask("gemm", 0), copyEngineTask("ag", 1, 50)};
+  Result r = run(p);
+  EXPECT_DOUBLE_EQ(r.timings[1].admittedUs, 0.0);
+  EXPECT_DOUBLE_EQ(r.timings[0].endUs, 20.0);
+  EXPECT_NEAR(r.timings[1].endUs, 20.0 + (1.0 - 20.0 / 52.5) * 50.0, 1e-9);
+}
+
+TEST(EngineCopyEngine, SharesItsFabricWithSmCollectives) {
+  Problem p;
+  p.tasks = {commTask("rs", 1, 100, "tp"), copyEngineTask("ag", 2, 100, "tp")};
+  EXPECT_NEAR(run(p).spanUs, 200.0, 1e-9);
+}

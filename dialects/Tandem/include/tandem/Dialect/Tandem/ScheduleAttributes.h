@@ -33,6 +33,12 @@ constexpr llvm::StringLiteral kSmTargetAttrName =
 /// CTAs (SMs) a collective runs with (collectives): [1, sm_count).
 constexpr llvm::StringLiteral kCommSmsAttrName =
     TandemDialect::CommSmsAttrHelper::getNameStr();
+/// The collective runs on the copy engines (peer-to-peer copies, plus a
+/// reduction kernel for a reduce-scatter) instead of holding SMs
+/// (all-gathers and reduce-scatters, sync or async): a unit attribute,
+/// exclusive with `tandem.comm_sms`. docs/passes/copy-engines.md.
+constexpr llvm::StringLiteral kCopyEngineAttrName =
+    TandemDialect::CopyEngineAttrHelper::getNameStr();
 /// Event an op records once it has completed (ops): [0, kMaxEvents).
 constexpr llvm::StringLiteral kRecordEventAttrName =
     TandemDialect::RecordEventAttrHelper::getNameStr();
@@ -85,6 +91,8 @@ constexpr double kMinMeasuredScale = 1e-6, kMaxMeasuredScale = 1e6;
 std::optional<int64_t> getStream(Operation *op);
 std::optional<int64_t> getSmTarget(Operation *op);
 std::optional<int64_t> getCommSms(Operation *op);
+/// Whether the collective carries `tandem.copy_engine`.
+bool isCopyEngine(Operation *op);
 std::optional<int64_t> getRecordEvent(Operation *op);
 ArrayRef<int64_t> getWaitEvents(Operation *op);
 std::optional<int64_t> getSeq(Operation *op);

@@ -36,7 +36,8 @@ def Tandem_Dialect : Dialect {
     * A schedule is recorded in discardable attributes the dialect declares:
       `tandem.stream`, `tandem.record_event` and `tandem.wait_events` on ops;
       `tandem.sm_target` on compute ops; `tandem.comm_sms` and `tandem.seq`
-      on collectives; `tandem.num_streams` and `tandem.num_events` on
+      on collectives; `tandem.copy_engine` on all-gathers and
+      reduce-scatters that run on the copy engines instead of SMs; `tandem.num_streams` and `tandem.num_events` on
       functions. Streams are below 64 and events below 2^20; SM targets lie
       in [1, sm_count] and CTA budgets in [1, sm_count) of the module's
       target. Any other `tandem.*` attribute is an error.
@@ -53,6 +54,7 @@ def Tandem_Dialect : Dialect {
     "::mlir::IntegerAttr":$stream,
     "::mlir::IntegerAttr":$sm_target,
     "::mlir::IntegerAttr":$comm_sms,
+    "::mlir::UnitAttr":$copy_engine,
     "::mlir::IntegerAttr":$record_event,
     "::mlir::DenseI64ArrayAttr":$wait_events,
     "::mlir::IntegerAttr":$seq,
