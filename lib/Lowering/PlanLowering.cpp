@@ -185,6 +185,7 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
     step.smTarget = sm.getInt();
   if (auto sms = op->getAttrOfType<IntegerAttr>(kCommSmsAttrName))
     step.commSms = sms.getInt();
+  step.copyEngine = isCopyEngine(op);
 
   // Inputs first: they must exist before results are created.
   auto addInputs = [&](ValueRange values) -> LogicalResult {

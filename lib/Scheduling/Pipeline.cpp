@@ -50,12 +50,15 @@ StringRef mlir::tandem::stringifyPipelineMethod(PipelineMethod method) {
 /// and its GEMM (`gemm`) on the compute stream, the GEMM after its
 /// collective (`collectiveFirst`: all-gather) or before it (reduce-scatter).
 /// A first `localGemms` GEMMs need no collective (a P2P ring's own shard).
+/// With `copyEngine` the collectives run on the copy engines: they hold no
+/// SMs and contend by the copy-engine point.
 /// SMs are shared as the engine's rates give them; the SM-residency rule is
 /// left out, as for every window the algorithms price (the SM-target pass
 /// relieves residency waits afterwards).
 static double simulatePipeline(const CostModel &model, int64_t n,
                                double collectiveUs, const ComputeEstimate &gemm,
-                               bool collectiveFirst, int64_t localGemms) {
+                               bool collectiveFirst, int64_t localGemms,
+                               bool copyEngine) {
   sim::Problem problem = emptyProblem(model);
   problem.gemmsHoldSms = false;
   problem.streamNames = {"compute", "comm"};
@@ -64,7 +67,9 @@ static double simulatePipeline(const CostModel &model, int64_t n,
   for (int64_t j = 0; j < localGemms; ++j)
     problem.tasks.push_back(computeTask(gemm, model.gpu()));
   for (int64_t j = 0; j < n; ++j) {
-    sim::Task comm = collectiveTask(c, model.gpu().collectiveSms, "group");
+    sim::Task comm =
+        collectiveTask(c, copyEngine ? 0 : model.gpu().collectiveSms, "group");
+    comm.copyEngine = copyEngine;
     comm.stream = 1;
     sim::Task compute = computeTask(gemm, model.gpu());
     unsigned next = problem.tasks.size();
@@ -92,20 +97,21 @@ class PipelinePricer {
 public:
   explicit PipelinePricer(const CostModel &model) : model(model) {}
   double us(int64_t n, double collectiveUs, const ComputeEstimate &gemm,
-            bool collectiveFirst, int64_t localGemms = 0) {
+            bool collectiveFirst, int64_t localGemms = 0,
+            bool copyEngine = false) {
     Key key{n,           collectiveUs, gemm.timeUs,      gemm.tiles,
             gemm.tileUs, gemm.floorUs, gemm.memoryBound, collectiveFirst,
-            localGemms};
+            localGemms,  copyEngine};
     auto [it, inserted] = cache.try_emplace(key, 0.0);
     if (inserted)
       it->second = simulatePipeline(model, n, collectiveUs, gemm,
-                                    collectiveFirst, localGemms);
+                                    collectiveFirst, localGemms, copyEngine);
     return it->second;
   }
 
 private:
   using Key = std::tuple<int64_t, double, double, int64_t, double, double, bool,
-                         bool, int64_t>;
+                         bool, int64_t, bool>;
   const CostModel &model;
   std::map<Key, double> cache;
 };
@@ -136,6 +142,8 @@ struct Candidate {
   int64_t chunks;
   double timeUs;
   bool refused = false; ///< Considered but not allowed (P2P on a full mesh).
+  /// Its collectives run on the copy engines (PipelineOptions::copyEngines).
+  bool copyEngine = false;
 };
 
 /// Prices a matmul on a subset of its rows.
@@ -188,6 +196,8 @@ static void describeCandidates(Diagnostic &remark,
     remark << " " << stringifyPipelineMethod(c.method);
     if (c.method == PipelineMethod::Chunked)
       remark << "x" << c.chunks;
+    if (c.copyEngine)
+      remark << "+ce";
     remark << " " << fmtUs(c.timeUs);
     if (c.refused)
       remark << " (full mesh: one link per step, P2P only when forced)";
@@ -260,6 +270,28 @@ static double layoutCopyUs(const CostModel &model, RankedTensorType result) {
   return e ? e->timeUs : 0.0;
 }
 
+/// The collective transports a pipeline's pieces may use: SMs, and with
+/// `copyEngines` the copy engines too.
+static SmallVector<bool, 2> copyEngineVariants(const PipelineOptions &options) {
+  if (options.copyEngines && !options.transformerEnginePreset)
+    return {false, true};
+  return {false};
+}
+
+/// Time alone of one piece of a pipeline: on SMs (the target's CTA budget)
+/// or on the copy engines, where the group allows them (else none).
+static std::optional<double> collectiveUs(const CostModel &model,
+                                          CollectiveKind kind, int64_t bytes,
+                                          const GroupSpec &group,
+                                          bool copyEngine) {
+  if (!copyEngine)
+    return model.collective(kind, bytes, group).timeUs;
+  if (std::optional<CollectiveEstimate> e =
+          model.copyEngine(kind, bytes, group))
+    return e->timeUs;
+  return std::nullopt;
+}
+
 /// Unsplit, chunked native all-gathers of each allowed count, and the P2P
 /// ring (refused by default on a full mesh, where each step uses one link).
 /// The chunked and ring candidates pay for assembling the GEMM's output
@@ -280,22 +312,28 @@ allGatherCandidates(AllGatherOp ag, MatmulOp mm, const GroupSpec &group,
   SmallVector<Candidate> candidates;
   candidates.push_back({PipelineMethod::Unsplit, 1,
                         timer.collectiveUs(ag, 0) + gemm.us(rows, 0)});
-  for (int64_t n : chunkCounts(rowsPerRank, options)) {
-    double c =
-        model.collective(CollectiveKind::all_gather, payload / n, group).timeUs;
-    double t = pricer.us(n, c, gemm.estimate(rows / n),
-                         /*collectiveFirst=*/true) +
-               assembly;
-    candidates.push_back({PipelineMethod::Chunked, n, t});
-  }
-  if (size > 1) {
-    double p =
-        model.collective(CollectiveKind::permute, payload / size, group).timeUs;
-    double t = pricer.us(size - 1, p, gemm.estimate(rowsPerRank),
-                         /*collectiveFirst=*/true, /*localGemms=*/1) +
-               assembly;
-    candidates.push_back({PipelineMethod::PeerToPeer, size, t,
-                          group.topology == Topology::full_mesh});
+  for (bool ce : copyEngineVariants(options)) {
+    for (int64_t n : chunkCounts(rowsPerRank, options)) {
+      std::optional<double> c = collectiveUs(model, CollectiveKind::all_gather,
+                                             payload / n, group, ce);
+      if (!c)
+        continue;
+      double t = pricer.us(n, *c, gemm.estimate(rows / n),
+                           /*collectiveFirst=*/true, 0, ce) +
+                 assembly;
+      candidates.push_back({PipelineMethod::Chunked, n, t, false, ce});
+    }
+    if (size > 1) {
+      std::optional<double> p = collectiveUs(model, CollectiveKind::permute,
+                                             payload / size, group, ce);
+      if (!p)
+        continue;
+      double t = pricer.us(size - 1, *p, gemm.estimate(rowsPerRank),
+                           /*collectiveFirst=*/true, /*localGemms=*/1, ce) +
+                 assembly;
+      candidates.push_back({PipelineMethod::PeerToPeer, size, t,
+                            group.topology == Topology::full_mesh, ce});
+    }
   }
   return candidates;
 }
@@ -315,17 +353,19 @@ reduceScatterCandidates(ReduceScatterOp rs, MatmulOp mm, const GroupSpec &group,
   SmallVector<Candidate> candidates;
   candidates.push_back({PipelineMethod::Unsplit, 1,
                         gemm.us(rows, 0) + timer.collectiveUs(rs, 0)});
-  for (int64_t n : chunkCounts(rows / group.size, options)) {
-    double c =
-        model.collective(CollectiveKind::reduce_scatter, payload / n, group)
-            .timeUs;
-    double layout =
-        n * layoutCopyUs(model, withRows(mm.getLhs().getType(), rows / n));
-    double t = pricer.us(n, c, gemm.estimate(rows / n),
-                         /*collectiveFirst=*/false) +
-               layout;
-    candidates.push_back({PipelineMethod::Chunked, n, t});
-  }
+  for (bool ce : copyEngineVariants(options))
+    for (int64_t n : chunkCounts(rows / group.size, options)) {
+      std::optional<double> c = collectiveUs(
+          model, CollectiveKind::reduce_scatter, payload / n, group, ce);
+      if (!c)
+        continue;
+      double layout =
+          n * layoutCopyUs(model, withRows(mm.getLhs().getType(), rows / n));
+      double t = pricer.us(n, *c, gemm.estimate(rows / n),
+                           /*collectiveFirst=*/false, 0, ce) +
+                 layout;
+      candidates.push_back({PipelineMethod::Chunked, n, t, false, ce});
+    }
   return candidates;
 }
 
@@ -460,6 +500,17 @@ static Rewrite applyReduceScatter(ReduceScatterOp rs, MatmulOp mm, int64_t n,
   return rewrite;
 }
 
+/// Marks the collectives a rewrite created as copy-engine collectives.
+static void markCopyEngine(Block *block, const Rewrite &rewrite) {
+  for (Operation *it = rewrite.insertedAfter
+                           ? rewrite.insertedAfter->getNextNode()
+                           : &block->front();
+       it && it != rewrite.end; it = it->getNextNode())
+    if (isa<CollectiveOpInterface>(it))
+      it->setDiscardableAttr(kCopyEngineAttrName,
+                             UnitAttr::get(it->getContext()));
+}
+
 //===----------------------------------------------------------------------===//
 // Per pair: match -> candidates -> decision -> apply (or undo) -> explain
 //===----------------------------------------------------------------------===//
@@ -560,6 +611,9 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer, PipelinePricer &pricer,
                 std::to_string(budget.limit()));
   }
 
+  if (choice->copyEngine)
+    markCopyEngine(ag->getBlock(), rewrite);
+
   // Explain.
   if (options.remarks) {
     Diagnostic &remark =
@@ -567,7 +621,8 @@ static bool tryAllGather(AllGatherOp ag, OpTimer &timer, PipelinePricer &pricer,
         << "all-gather -> matmul pipelined as "
         << (choice->method == PipelineMethod::Chunked
                 ? std::to_string(choice->chunks) + " chunked native all-gathers"
-                : std::to_string(group->size) + " P2P ring steps");
+                : std::to_string(group->size) + " P2P ring steps")
+        << (choice->copyEngine ? " on the copy engines" : "");
     describeCandidates(remark, candidates);
   }
   mm.erase();
@@ -667,11 +722,15 @@ static void tryReduceScatter(ReduceScatterOp rs, OpTimer &timer,
                 std::to_string(budget.limit()));
   }
 
+  if (choice->copyEngine)
+    markCopyEngine(rs->getBlock(), rewrite);
+
   // Explain.
   if (options.remarks) {
     Diagnostic &remark = options.remarks->remark(rs)
                          << "matmul -> reduce-scatter pipelined as "
-                         << choice->chunks << " chunked native reduce-scatters";
+                         << choice->chunks << " chunked native reduce-scatters"
+                         << (choice->copyEngine ? " on the copy engines" : "");
     describeCandidates(remark, candidates);
   }
   rs.erase();

@@ -81,6 +81,7 @@ static void runBasePhases(func::FuncOp func, OpTimer &timer,
     pipeline.transformerEnginePreset =
         phases.pipeline == PipelinePhase::TePreset;
     pipeline.memoryBudget = options.memoryBudget;
+    pipeline.copyEngines = options.copyEngines;
     pipeline.remarks = remarks;
     pipelineCollectiveMatmuls(func, timer, pipeline);
   }

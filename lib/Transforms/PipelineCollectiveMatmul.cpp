@@ -1,7 +1,7 @@
 //===- PipelineCollectiveMatmul.cpp - tandem-pipeline-collective-matmul ---===//
 
-#include "tandem/Scheduling/Pipeline.h"
 #include "tandem/Analysis/Target.h"
+#include "tandem/Scheduling/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
@@ -41,13 +41,14 @@ struct PipelineCollectiveMatmulPass
     // The dialect bounds tandem.slice's chunks (kMaxChunks): refuse more
     // before building that many ops.
     if (chunks < 0 || chunks == 1 || chunks > kMaxChunks) {
-      module.emitError() << "chunks must be 0 (choose) or in [2, "
-                         << kMaxChunks << "], got "
-                         << static_cast<int64_t>(chunks);
+      module.emitError() << "chunks must be 0 (choose) or in [2, " << kMaxChunks
+                         << "], got " << static_cast<int64_t>(chunks);
       return signalPassFailure();
     }
     options.chunks = chunks;
-    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
+    options.copyEngines = copyEngines;
+    FailureOr<CostModel> model =
+        buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

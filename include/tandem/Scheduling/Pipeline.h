@@ -1,4 +1,5 @@
-//===- Pipeline.h - Chunked AG->GEMM and GEMM->RS pipelines ------*- C++ -*-===//
+//===- Pipeline.h - Chunked AG->GEMM and GEMM->RS pipelines ------*- C++
+//-*-===//
 //
 // Splits a dependent all-gather -> matmul (the matmul's lhs is the gathered
 // tensor) or matmul -> reduce-scatter pair into an N-chunk pipeline, either
@@ -37,6 +38,11 @@ struct PipelineOptions {
   /// program-order peak above it (or above the input's peak, if that is
   /// already higher) is undone.
   int64_t memoryBudget = 0;
+  /// Also consider pipelines whose pieces (chunked collectives, P2P ring
+  /// steps) run on the copy engines (tandem.copy_engine), where the group
+  /// allows them; not with the TransformerEngine preset, which keeps TE's
+  /// choices.
+  bool copyEngines = false;
   /// Where the decisions are explained (null: not explained).
   RemarkLog *remarks = nullptr;
 };

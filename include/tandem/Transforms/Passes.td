@@ -218,7 +218,10 @@ def TandemPipelineCollectiveMatmul
     Option<"method", "method", "std::string", "\"auto\"",
            "auto|unsplit|chunked|p2p">,
     Option<"chunks", "chunks", "int64_t", "0",
-           "Chunk count for chunked pipelines (0 = choose among 2, 4, 8)">
+           "Chunk count for chunked pipelines (0 = choose among 2, 4, 8)">,
+    Option<"copyEngines", "copy-engines", "bool", "false",
+           "Also consider pipelines whose chunked collectives or ring steps "
+           "run on the copy engines (tandem.copy_engine)">
   ], TargetOptions);
   let statistics = [
     Statistic<"numAllGathers", "all-gathers", "AG->matmul pairs pipelined">,
