@@ -389,6 +389,7 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
       *field = *v;
     }
     t.setCopyEnginePoint(p, t.origin);
+    c.copyEngineContention = t.copyEnginePoint();
   }
   if (const llvm::json::Value *gpu = root->get("gpu"))
     if (!parseGpuSection(*gpu, origin, c.gpu, error))

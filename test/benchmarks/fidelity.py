@@ -17,7 +17,7 @@ import sys
 
 ORDER = ["none", "bulk", "reschedule", "pipeline", "pipeline+reschedule",
          "te-preset", "te-preset+reschedule", "split", "split+reschedule",
-         "auto"]
+         "auto", "auto+ce"]
 
 
 def main():
@@ -76,17 +76,22 @@ def main():
             if "auto" in rows and "none" in rows:
                 case["auto_over_none"] = (rows["auto"]["measured_us"] /
                                           rows["none"]["measured_us"])
+            if "auto+ce" in rows and "none" in rows:
+                case["auto_ce_over_none"] = (rows["auto+ce"]["measured_us"] /
+                                             rows["none"]["measured_us"])
         cases.append(case)
     print()
     print("| case | simulator's first | measured fastest | first/fastest | "
-          "auto/none measured |")
-    print("|---|---|---|---:|---:|")
+          "auto/none measured | auto+ce/none measured |")
+    print("|---|---|---|---:|---:|---:|")
     for c in cases:
         if "simulator_first" in c:
-            print("| %s | %s | %s | %.3f | %s |" % (
+            print("| %s | %s | %s | %.3f | %s | %s |" % (
                 c["case"], c["simulator_first"], c["measured_fastest"],
                 c["simulator_first_over_fastest"],
-                "%.3f" % c["auto_over_none"] if "auto_over_none" in c else ""))
+                "%.3f" % c["auto_over_none"] if "auto_over_none" in c else "",
+                "%.3f" % c["auto_ce_over_none"]
+                if "auto_ce_over_none" in c else ""))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(dict(machine=a.machine, cases=cases), f, indent=1,

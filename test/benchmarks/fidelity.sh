@@ -18,7 +18,10 @@
 # tandem-run). ATTENTION: tandem-run's --attention (default fused; cudnn for
 # cuDNN's attention, planned with a calibration that measured it, e.g.
 # CAL=.../calibration-cudnn.json). ONLY: a regular expression; only cases
-# whose name matches run (or are prepared). lit never runs this file.
+# whose name matches run (or are prepared). COPY_ENGINES=1 adds strategy
+# auto+ce (tandem-overlap strategy=auto copy-engines=true: collectives on the
+# copy engines, which the emulated fabric emulates with device copies).
+# lit never runs this file.
 set -euo pipefail
 mode=${1:?prepare or run}
 out=${2:?output directory}
@@ -27,6 +30,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 CAL=${CAL-$here/results/h200-2026-12-04/calibration-emulated-run2.json}
 STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
             te-preset+reschedule split split+reschedule auto)
+[ "${COPY_ENGINES:-0}" = 1 ] && STRATEGIES+=(auto+ce)
+# tandem-overlap's options for strategy $1.
+overlap_of() {
+  case "$1" in
+    auto+ce) echo "strategy=auto copy-engines=true" ;;
+    *) echo "strategy=$1" ;;
+  esac
+}
 # name | tandem-gen arguments | strategies | tandem-run flags | peer args
 CASES=(
   "llama3-8b-tp1-s2048|--model llama3-8b --layers 2 --tp 1 --seq 2048|auto||--model llama3-8b --seq 2048 --layers 2"
@@ -43,12 +54,13 @@ for c in "${CASES[@]}"; do
   IFS='|' read -r name gen strats flags peer <<<"$c"
   [[ "$name" =~ ${ONLY:-.} ]] || continue
   if [ "$strats" = all ]; then list=("${STRATEGIES[@]}"); else list=($strats); fi
+  [ "$strats" = all ] || [ "${COPY_ENGINES:-0}" != 1 ] || list+=(auto+ce)
   if [ "$mode" = prepare ]; then
     # shellcheck disable=SC2086
     "$BUILD/bin/tandem-gen" $gen --target h200 --topology switch > "$out/$name.mlir"
     for s in "${list[@]}"; do
       "$BUILD/bin/tandem-opt" "$out/$name.mlir" \
-        --tandem-overlap="strategy=$s$cal_opt" \
+        --tandem-overlap="$(overlap_of "$s")$cal_opt" \
         --tandem-export-plan="file=$out/$name.$s.json$cal_opt" -o /dev/null \
         2>"$out/$name.$s.log" || { cat "$out/$name.$s.log" >&2; exit 1; }
     done

@@ -20,7 +20,7 @@ BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
 VARIANTS=(none bulk reschedule pipeline te-preset te-preset+reschedule auto
           split force-p2p force-p2p-async force-chunked force-chunked-async
-          force-split2 force-split4)
+          force-split2 force-split4 ce-all force-p2p-ce)
 mkdir -p "$out"
 if [ "$mode" = prepare ]; then
   set -e
@@ -41,6 +41,15 @@ if [ "$mode" = prepare ]; then
         --tandem-async-collectives --tandem-bulk-overlap --tandem-assign-streams \
         --tandem-export-plan="file=$out/$n-force-$m-async.json $ex" -o /dev/null 2>/dev/null
     done
+    # Every all-gather, reduce-scatter and ring step on the copy engines
+    # (tandem.copy_engine): a bulk schedule, and a forced P2P pipeline.
+    "$opt" "$out/$n.mlir" --tandem-overlap="strategy=reschedule" \
+      --tandem-copy-engines=mode=all \
+      --tandem-export-plan="file=$out/$n-ce-all.json $ex" -o /dev/null 2>/dev/null
+    "$opt" "$out/$n.mlir" --tandem-pipeline-collective-matmul="method=p2p chunks=4" \
+      --tandem-async-collectives --tandem-bulk-overlap --tandem-copy-engines=mode=all \
+      --tandem-assign-streams \
+      --tandem-export-plan="file=$out/$n-force-p2p-ce.json $ex" -o /dev/null 2>/dev/null
     # Batch splits with a forced part count, then bulk overlap (the pass
     # verifies the result against its split input).
     for k in 2 4; do
@@ -55,6 +64,13 @@ if [ "$mode" = prepare ]; then
   "$opt" "$out/l70.mlir" --tandem-export-plan="file=$out/l70-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$out/l70.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
     --tandem-export-plan="file=$out/l70-split2.json" -o /dev/null 2>/dev/null
+  # The same layer scheduled by auto with copy-engine collectives allowed,
+  # and with every collective forced onto the copy engines.
+  "$opt" "$out/l70.mlir" --tandem-overlap="strategy=auto copy-engines=true" \
+    --tandem-export-plan="file=$out/l70-auto-ce.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70.mlir" --tandem-overlap="strategy=pipeline+reschedule copy-engines=true" \
+    --tandem-copy-engines=mode=all \
+    --tandem-export-plan="file=$out/l70-ce-all.json" -o /dev/null 2>/dev/null
   # A TP=1 step (no collectives) split in two and in four.
   "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
     -o "$out/l8tp1.mlir"
@@ -90,6 +106,10 @@ elif [ "$mode" = run ]; then
     --check --reference "$out/bf16-ref.json" --iters 3
   check "llama3-70b TP8 split2 emulated" "$run" "$out/l70-split2.json" \
     --emulate-fabric --check --reference "$out/l70-ref.json" --iters 2 --warmup 1
+  for v in auto-ce ce-all; do
+    check "llama3-70b TP8 $v emulated" "$run" "$out/l70-$v.json" \
+      --emulate-fabric --check --reference "$out/l70-ref.json" --iters 2 --warmup 1
+  done
   for k in 2 4; do
     check "llama3-8b TP1 split$k" "$run" "$out/l8tp1-split$k.json" \
       --check --reference "$out/l8tp1-ref.json" --iters 3 --warmup 1

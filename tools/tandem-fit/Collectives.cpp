@@ -320,6 +320,8 @@ void fit::writeCommCalibrationJson(const std::optional<Calibration> &base,
           number(*g.attentionGradLatencyUs, "{0:F2}"));
     if (g.eventLatencyUs)
       add("event_latency_us", number(*g.eventLatencyUs, "{0:F2}"));
+    if (g.copyEngineLatencyUs)
+      add("copy_engine_latency_us", number(*g.copyEngineLatencyUs, "{0:F2}"));
     // The measured kernels' latency and rate (tandem-fit from raw.json).
     for (auto [key, value, format] :
          {std::tuple{"norm_latency_us", g.normLatencyUs, "{0:F3}"},
@@ -345,7 +347,20 @@ void fit::writeCommCalibrationJson(const std::optional<Calibration> &base,
      << llvm::format("%.3f", fit.linkLatencyUs);
   if (fit.linksPerCtaFitted)
     os << ",\n    \"links_per_cta\": " << llvm::format("%.3f", fit.linksPerCta);
-  os << "\n  },\n  \"contention\": [";
+  // Not measured by NCCL runs: the base file's, where it has one.
+  if (base && base->comm.copyEngineEfficiency)
+    os << ",\n    \"copy_engine_efficiency\": "
+       << llvm::format("%.4f", *base->comm.copyEngineEfficiency);
+  os << "\n  },";
+  if (base && base->copyEngineContention)
+    os << "\n  \"copy_engine_contention\": {\"gemm_slowdown\": "
+       << llvm::format("%.3f", base->copyEngineContention->gemmSlowdown)
+       << ", \"memory_slowdown\": "
+       << llvm::format("%.3f", base->copyEngineContention->memorySlowdown)
+       << ", \"comm_slowdown\": "
+       << llvm::format("%.3f", base->copyEngineContention->commSlowdown)
+       << "},";
+  os << "\n  \"contention\": [";
   ContentionTable table = base ? base->contention : ContentionTable::defaults();
   const std::vector<ContentionPoint> &points = table.points();
   for (auto [i, p] : llvm::enumerate(points))

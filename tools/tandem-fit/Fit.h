@@ -106,6 +106,9 @@ struct FitResult {
   /// Per row: no memory pair measured at this CTA count, so the memory
   /// column repeats the comm column (the assumption of the built-in table).
   std::vector<bool> memoryAssumed;
+  /// The copy-engine point, from `copy_engine_pairs` (unset without them);
+  /// a side without pairs keeps the built-in factor.
+  std::optional<ContentionPoint> copyEngine;
 };
 
 /// The error threshold the fit aims for (the calibration issue's goal).

@@ -170,6 +170,18 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
     raw.eventLatencyUs = *perGate;
   }
 
+  if (const json::Value *latency = root->get("copy_engine_latency")) {
+    const json::Object *obj = latency->getAsObject();
+    std::optional<double> us = obj ? obj->getNumber("us") : std::nullopt;
+    if (!us || !(*us > 0.0 && *us <= 1e6)) {
+      error = (origin + ": \"copy_engine_latency\" must be an object with "
+                        "\"us\" in (0, 1e6]")
+                  .str();
+      return std::nullopt;
+    }
+    raw.copyEngineLatencyUs = *us;
+  }
+
   bool ok =
       forEachRow(*root, "hbm", origin, false, error,
                  [&](const json::Object &obj, const std::string &where) {
@@ -239,6 +251,31 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
                            .ok())
                      raw.memoryPairs.push_back(p);
                  }) &&
+      forEachRow(
+          *root, "copy_engine_pairs", origin, false, error,
+          [&](const json::Object &obj, const std::string &where) {
+            CopyEnginePair p;
+            std::optional<llvm::StringRef> side = obj.getString("side");
+            if (!side || (*side != "gemm" && *side != "memory")) {
+              error = where + ": \"side\" must be \"gemm\" or \"memory\"";
+              return;
+            }
+            p.gemmSide = *side == "gemm";
+            FieldReader r(obj, where, error);
+            if (p.gemmSide)
+              r.integer("m", p.m, 1).integer("n", p.n, 1).integer("k", p.k, 1);
+            else
+              r.integer("mem_bytes", p.memBytes, 1);
+            if (r.integer("bytes", p.bytes, 1)
+                    .positive("compute_alone_us", p.computeAloneUs)
+                    .positive("ce_alone_us", p.ceAloneUs)
+                    .positive("compute_overlapped_us", p.computeOverlappedUs)
+                    .positive("ce_overlapped_us", p.ceOverlappedUs)
+                    .positive("span_us", p.spanUs)
+                    .positive("serial_us", p.serialUs)
+                    .ok())
+              raw.copyEnginePairs.push_back(p);
+          }) &&
       forEachRow(*root, "norm", origin, false, error,
                  [&](const json::Object &obj, const std::string &where) {
                    KernelSample s;

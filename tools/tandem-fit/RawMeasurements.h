@@ -73,6 +73,18 @@ struct MemoryPair {
   double spanUs = 0, serialUs = 0;
 };
 
+/// A kernel next to a copy-engine collective (tandem-calibrate's
+/// `copy_engine_pairs`: the emulated fabric's device copies, paced to about
+/// the kernel's time): `gemm` (m x n x k) or `memory` (`memBytes`) side.
+struct CopyEnginePair {
+  bool gemmSide = true;
+  int64_t m = 0, n = 0, k = 0, memBytes = 0;
+  int64_t bytes = 0;
+  double computeAloneUs = 0, ceAloneUs = 0;
+  double computeOverlappedUs = 0, ceOverlappedUs = 0;
+  double spanUs = 0, serialUs = 0;
+};
+
 /// One bandwidth-bound kernel of the runtime alone, queued back to back
 /// (tandem-calibrate's `norm` and `strided_copy` sections): `bytes` is
 /// what the cost model counts for the op it runs, `us` the time per kernel.
@@ -97,6 +109,10 @@ struct RawMeasurements {
   bool emulatedComm = false;
   /// "event_latency": what one cross-stream event gate adds (per_gate_us).
   std::optional<double> eventLatencyUs;
+  /// "copy_engine_latency": one small device-to-device cudaMemcpyAsync
+  /// issued and completed (us per copy).
+  std::optional<double> copyEngineLatencyUs;
+  std::vector<CopyEnginePair> copyEnginePairs;
   /// "norm" (kinds norm and norm_grad) and "strided_copy", in file order.
   std::vector<KernelSample> kernels;
 

@@ -159,6 +159,9 @@ struct CommParams;
 /// A calibration file: the contention table and the measured target fields.
 struct Calibration {
   ContentionTable contention;
+  /// The file's "copy_engine_contention", also set in `contention`
+  /// (ContentionTable::copyEnginePoint); unset where the file has none.
+  std::optional<ContentionPoint> copyEngineContention;
   GpuCalibration gpu;
   CommCalibration comm;
   std::string origin; ///< The file (or text) it was read from.
