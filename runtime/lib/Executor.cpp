@@ -100,6 +100,21 @@ std::vector<CommunicatorKey> communicatorKeys(const Plan &plan) {
   return keys;
 }
 
+std::string checkCollectiveMode(const Plan &plan, CollectiveMode mode) {
+  if (mode != CollectiveMode::Nccl)
+    return "";
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (plan.steps[i].copyEngine)
+      return stepWhere(plan, i) +
+             ": transport copy_engine: real copy-engine collectives across "
+             "GPUs (peer cudaMemcpyAsync over NVLink within a process, CUDA "
+             "IPC between processes) are not built in this runtime yet; run "
+             "one rank's program on one GPU (--emulate-fabric or "
+             "--standin-collectives), or export the plan without copy-engine "
+             "transport";
+  return "";
+}
+
 bool newCommunicatorId(std::string &id, std::string &error) {
   ncclUniqueId unique;
   ncclResult_t r = ncclGetUniqueId(&unique);
@@ -162,6 +177,10 @@ struct Executor::Impl {
   double emulationOffsetUs = 0;
   std::string emulationSummary;
   bool measureEmulationOffset(std::string &error);
+  /// Emulated mode: per copy-engine collective step, the 8-byte device slot
+  /// its pacing stamp writes (null for every other step), in `timerSlots`.
+  std::vector<uint64_t *> copyEngineTimer;
+  void *timerSlots = nullptr;
 
   ~Impl();
   bool allocate(void **ptr, int64_t bytes, const std::string &what,
@@ -216,6 +235,8 @@ Executor::Impl::~Impl() {
     cudaFree(p);
   for (void *p : lseMemory)
     cudaFree(p);
+  if (timerSlots)
+    cudaFree(timerSlots);
   if (arena)
     cudaFree(arena);
   if (blas)
@@ -312,6 +333,10 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     }
   }
   // Collective mode requirements, checked before any device work.
+  if (std::string e = checkCollectiveMode(x.plan, options.mode); !e.empty()) {
+    error = e;
+    return nullptr;
+  }
   if (options.mode == CollectiveMode::Nccl) {
     for (const Group &g : x.plan.groups)
       if (g.size != options.worldSize) {
@@ -376,6 +401,9 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
           options.fabricLatencyUs + bus / (options.fabricGbps * 1e3);
       ++fromRate;
     }
+    int64_t copyEngine =
+        std::count_if(x.plan.steps.begin(), x.plan.steps.end(),
+                      [](const Step &s) { return s.copyEngine; });
     std::ostringstream os;
     os << "EMULATED FABRIC (paced local kernels, not communication): "
        << fromPlan << " collective(s) paced to the plan's predicted alone_us";
@@ -383,7 +411,20 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       os << ", " << fromRate << " to an explicitly chosen rate of "
          << options.fabricGbps << " GB/s bus bandwidth + "
          << options.fabricLatencyUs << " us";
+    if (copyEngine > 0)
+      os << "; " << copyEngine
+         << " of them COPY-ENGINE EMULATION (paced device-to-device copies "
+            "and a 1-CTA pacing kernel, not NVLink copy engines)";
     x.emulationSummary = os.str();
+  } else if (options.mode == CollectiveMode::Standin) {
+    int64_t copyEngine =
+        std::count_if(x.plan.steps.begin(), x.plan.steps.end(),
+                      [](const Step &s) { return s.copyEngine; });
+    if (copyEngine > 0)
+      x.emulationSummary =
+          "STAND-IN: " + std::to_string(copyEngine) +
+          " copy-engine collective(s) run as unpaced device-to-device "
+          "copies (not NVLink copy engines)";
   }
 
   if (!x.cuda(cudaSetDevice(options.device),
@@ -620,6 +661,12 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     } else if (s.kind == StepKind::Collective &&
                options.mode != CollectiveMode::Nccl) {
       need = 64ll << 20; // traffic is streamed cyclically through this
+      // A copy-engine reduce-scatter stages its n-1 peer blocks whole.
+      if (s.copyEngine)
+        need = std::max(need,
+                        emulatedStagingBytes(
+                            s.collective, x.plan.buffers[s.inputs[0]].bytes(),
+                            static_cast<int>(x.plan.groups[s.group].size)));
     } else if (s.kind == StepKind::Matmul) {
       usesBlas[s.stream] = true;
     }
@@ -672,6 +719,22 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
                   what, error))
         return nullptr;
       x.comms[keys[k]] = comm;
+    }
+  }
+  // Copy-engine collectives' pacing stamps: one slot per such step, since
+  // two of them on different streams may run at once.
+  x.copyEngineTimer.assign(numSteps, nullptr);
+  if (options.mode == CollectiveMode::Emulated) {
+    std::vector<size_t> paced;
+    for (size_t i = 0; i < numSteps; ++i)
+      if (x.plan.steps[i].copyEngine)
+        paced.push_back(i);
+    if (!paced.empty()) {
+      if (!x.allocate(&x.timerSlots, paced.size() * sizeof(uint64_t),
+                      "copy-engine pacing stamps", error))
+        return nullptr;
+      for (size_t k = 0; k < paced.size(); ++k)
+        x.copyEngineTimer[paced[k]] = static_cast<uint64_t *>(x.timerSlots) + k;
     }
   }
   if (options.mode == CollectiveMode::Emulated && !x.emulationSummary.empty()) {
@@ -728,6 +791,18 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
   const char *src = bufferPtr[s.inputs[0]];
   char *dst = bufferPtr[s.outputs[0]];
   int64_t n = plan.groups[s.group].size;
+  if (s.copyEngine && options.mode != CollectiveMode::Nccl) {
+    // Paced to the target like the kernel below; unpaced as a stand-in.
+    double pace =
+        options.mode == CollectiveMode::Emulated
+            ? std::max(0.0, collectiveTargetUs[index] - emulationOffsetUs)
+            : -1.0;
+    return launchCopyEngineCollective(
+        s.collective, s.reduce, src, in.elements(), dst, out.elements(),
+        in.type, static_cast<int>(n), options.rank % static_cast<int>(n),
+        scratch[s.stream], scratchBytes[s.stream], copyEngineTimer[index], pace,
+        stream, error);
+  }
   if (options.mode == CollectiveMode::Emulated) {
     int ctas = s.commSms > 0 ? static_cast<int>(s.commSms) : 0;
     double pace = std::max(0.0, collectiveTargetUs[index] - emulationOffsetUs);

@@ -42,7 +42,9 @@ namespace {
 // Element types and launch helpers
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct TypeTag { using type = T; };
+template <typename T> struct TypeTag {
+  using type = T;
+};
 
 /// Calls `fn(TypeTag<T>{})` with the CUDA type of `type`.
 template <typename Fn> void withType(DType type, Fn &&fn) {
@@ -459,7 +461,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   mean = 0.0f;
   if (kind == NormKind::Layer) {
     float sum = 0.0f;
-    row.forEach([&](int64_t, const float(&v)[V]) {
+    row.forEach([&](int64_t, const float (&v)[V]) {
 #pragma unroll
       for (int e = 0; e < V; ++e)
         sum += v[e];
@@ -468,7 +470,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   }
   float squares = 0.0f;
   float m = mean;
-  row.forEach([&](int64_t, const float(&v)[V]) {
+  row.forEach([&](int64_t, const float (&v)[V]) {
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       float centred = v[e] - m;
@@ -489,7 +491,7 @@ __global__ void __launch_bounds__(kNormThreads)
   float mean, rstd;
   rowStatistics(kind, row, cols, shared, mean, rstd);
   X *out = y + r * cols;
-  row.forEach([&](int64_t p, const float(&v)[V]) {
+  row.forEach([&](int64_t p, const float (&v)[V]) {
     float weight[V], result[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -532,7 +534,7 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
       fn(p, xv, gv);
     }
   };
-  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
+  visit([&](int64_t p, const float (&xv)[V], const float (&dv)[V]) {
     float weight[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -547,7 +549,7 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
   float meanG = kind == NormKind::Layer ? blockSum(sumG, shared) / n : 0.0f;
   float meanGX = blockSum(sumGX, shared) / n;
   X *out = dx + r * cols;
-  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
+  visit([&](int64_t p, const float (&xv)[V], const float (&dv)[V]) {
     float weight[V], result[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -882,7 +884,7 @@ __global__ void softmaxForwardKernel(const float *scores, int64_t seq,
   // blockSum's barriers order every read above before the writes below.
   float inverse = 1.0f / blockSum(localSum, shared);
 
-  auto write = [&](int64_t p, const float(&v)[V]) {
+  auto write = [&](int64_t p, const float (&v)[V]) {
     float result[V];
 #pragma unroll
     for (int e = 0; e < V; ++e)
@@ -1116,9 +1118,9 @@ __global__ void __launch_bounds__(512)
     __syncthreads();
     if (threadIdx.x == 0 && paceNs > 0) {
       uint64_t until =
-          start + static_cast<uint64_t>(
-                      totalBytes > 0 ? paceNs * (doneBytes / totalBytes)
-                                     : double(paceNs));
+          start + static_cast<uint64_t>(totalBytes > 0
+                                            ? paceNs * (doneBytes / totalBytes)
+                                            : double(paceNs));
       while (globalTimerNs() < until)
         __nanosleep(128);
     }
@@ -1172,12 +1174,74 @@ __global__ void __launch_bounds__(512)
       }
     }
     if ((r + 1) % paceEvery == 0 && r + 1 < rounds)
-      pace(r + 1 <= outRounds
-               ? (r + 1) * outRoundBytes
-               : outRounds * outRoundBytes +
-                     (r + 1 - outRounds) * trafficRoundBytes);
+      pace(r + 1 <= outRounds ? (r + 1) * outRoundBytes
+                              : outRounds * outRoundBytes +
+                                    (r + 1 - outRounds) * trafficRoundBytes);
   }
   pace(totalBytes);
+}
+
+/// Copy-engine collectives (launchCopyEngineCollective): the pacing stamp
+/// and waits run on one CTA of one warp, so that a collective whose bytes
+/// move on the copy engines holds at most one CTA while it waits.
+__global__ void __launch_bounds__(32) copyEngineStampKernel(uint64_t *slot) {
+  if (threadIdx.x == 0)
+    *slot = globalTimerNs();
+}
+
+__global__ void __launch_bounds__(32)
+    copyEngineWaitKernel(const uint64_t *slot, int64_t afterNs) {
+  if (threadIdx.x != 0)
+    return;
+  const uint64_t until = *slot + static_cast<uint64_t>(afterNs);
+  while (globalTimerNs() < until)
+    __nanosleep(128);
+}
+
+/// The reduction of a copy-engine reduce-scatter: out = reduce(own, the
+/// `staged` blocks of `block` elements each), N elements per item (one
+/// 16-byte pack, or 1 where the layout does not allow packs). Accumulated
+/// in double: the staged blocks are copies of `own` (every rank holds this
+/// rank's data), so each partial sum k x is exact and the result, rounded
+/// once, is bitwise the stand-in's factor * x.
+template <typename T, int N>
+__global__ void copyEngineReduceKernel(const T *own, const T *staged,
+                                       int64_t block, int stagedBlocks,
+                                       ReduceKind op, int groupSize, T *out) {
+  const int64_t items = block / N;
+  for (int64_t item = gridThread(); item < items; item += gridThreads()) {
+    const int64_t i = item * N;
+    double acc[N];
+    Pack<T, N> p = *reinterpret_cast<const Pack<T, N> *>(own + i);
+#pragma unroll
+    for (int e = 0; e < N; ++e)
+      acc[e] = toFloat(p.v[e]);
+    for (int b = 0; b < stagedBlocks; ++b) {
+      Pack<T, N> q =
+          *reinterpret_cast<const Pack<T, N> *>(staged + b * block + i);
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        double v = toFloat(q.v[e]);
+        switch (op) {
+        case ReduceKind::Max:
+          acc[e] = fmax(acc[e], v);
+          break;
+        case ReduceKind::Min:
+          acc[e] = fmin(acc[e], v);
+          break;
+        default:
+          acc[e] += v;
+          break;
+        }
+      }
+    }
+    Pack<T, N> r;
+#pragma unroll
+    for (int e = 0; e < N; ++e)
+      r.v[e] = fromFloat<T>(static_cast<float>(
+          op == ReduceKind::Avg ? acc[e] / groupSize : acc[e]));
+    *reinterpret_cast<Pack<T, N> *>(out + i) = r;
+  }
 }
 
 } // namespace
@@ -1264,11 +1328,10 @@ bool launchCopy2D(void *dst, int64_t dstPitch, const void *src,
                   int64_t srcPitch, int64_t rowBytes, int64_t rows,
                   cudaStream_t stream, std::string &error) {
   if (rowBytes < 0 || rows < 0 || dstPitch < rowBytes || srcPitch < rowBytes)
-    return fail(error, "launchCopy2D: invalid shape (" +
-                           std::to_string(rows) + " rows of " +
-                           std::to_string(rowBytes) + " bytes, pitches " +
-                           std::to_string(srcPitch) + " and " +
-                           std::to_string(dstPitch) + ")");
+    return fail(error, "launchCopy2D: invalid shape (" + std::to_string(rows) +
+                           " rows of " + std::to_string(rowBytes) +
+                           " bytes, pitches " + std::to_string(srcPitch) +
+                           " and " + std::to_string(dstPitch) + ")");
   if (rowBytes == 0 || rows == 0)
     return true;
   if (!dst || !src)
@@ -1906,6 +1969,122 @@ int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
   default:
     return 0;
   }
+}
+
+bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
+                                const void *in, int64_t inCount, void *out,
+                                int64_t outCount, DType type, int groupSize,
+                                int rank, void *staging, int64_t stagingBytes,
+                                uint64_t *timerSlot, double paceUs,
+                                cudaStream_t stream, std::string &error) {
+  std::string what = std::string("launchCopyEngineCollective(") +
+                     collectiveKindName(kind) + ")";
+  bool gather = kind == CollectiveKind::AllGather;
+  if (!gather && kind != CollectiveKind::ReduceScatter)
+    return fail(error, what + ": copy-engine collectives are all_gather and "
+                              "reduce_scatter only");
+  if (groupSize < 1 || rank < 0 || rank >= groupSize)
+    return fail(error, what + ": rank " + std::to_string(rank) +
+                           " is not in a group of " +
+                           std::to_string(groupSize));
+  if (inCount < 0 || outCount < 0)
+    return fail(error, what + ": negative element count");
+  if (std::isnan(paceUs))
+    return fail(error, what + ": NaN pace");
+  int64_t block = gather ? inCount : outCount;
+  int64_t whole = gather ? outCount : inCount;
+  if (whole != block * groupSize)
+    return fail(error,
+                what + ": in has " + std::to_string(inCount) +
+                    " elements and out " + std::to_string(outCount) +
+                    "; expected " +
+                    (gather ? "out = groupSize * in" : "in = groupSize * out") +
+                    " for a group of " + std::to_string(groupSize));
+  const int64_t blockBytes = block * dtypeBytes(type);
+  if (blockBytes > 0 && (!in || !out))
+    return fail(error, what + ": null input or output");
+  const int64_t stagingNeeded = gather ? 0 : (groupSize - 1) * blockBytes;
+  if (stagingNeeded > 0 && (!staging || stagingBytes < stagingNeeded))
+    return fail(error, what + ": the " + std::to_string(groupSize - 1) +
+                           " staged peer blocks need " +
+                           std::to_string(stagingNeeded) +
+                           " bytes of staging, got " +
+                           std::to_string(staging ? stagingBytes : 0));
+  const bool paced = paceUs >= 0;
+  if (paced && !timerSlot)
+    return fail(error, what + ": pacing needs a timer slot");
+  const int64_t paceNs = paced ? std::llround(paceUs * 1000.0) : 0;
+
+  const char *src = static_cast<const char *>(in);
+  char *dst = static_cast<char *>(out);
+  char *stage = static_cast<char *>(staging);
+  auto copy = [&](void *to, const void *from) {
+    if (blockBytes == 0)
+      return true;
+    cudaError_t status =
+        cudaMemcpyAsync(to, from, blockBytes, cudaMemcpyDeviceToDevice, stream);
+    if (status == cudaSuccess)
+      return true;
+    return fail(error, what + ": cudaMemcpyAsync of " +
+                           std::to_string(blockBytes) +
+                           " bytes failed: " + cudaGetErrorName(status) + " (" +
+                           cudaGetErrorString(status) + ")");
+  };
+  auto waitUntil = [&](int64_t afterNs) {
+    copyEngineWaitKernel<<<1, 32, 0, stream>>>(timerSlot, afterNs);
+    return checkLaunch((what + " (wait)").c_str(), error);
+  };
+  if (paced) {
+    copyEngineStampKernel<<<1, 32, 0, stream>>>(timerSlot);
+    if (!checkLaunch((what + " (stamp)").c_str(), error))
+      return false;
+  }
+  // The peers' blocks, one copy each, the time shares of the pace between
+  // them; then this rank's own slot (all-gather) or the reduction. The
+  // last copy is followed by the final wait only: a reduce-scatter's last
+  // staged copy goes straight on to the reduction, which then has the last
+  // two shares (it reads n blocks and writes one, more than a copy moves).
+  // Shares shorter than kMinShareNs get no wait of their own: a wait costs
+  // about as much as such a share (a launch, ~2 us on an H100), and copies
+  // back to back take about that long each anyway.
+  constexpr int64_t kMinShareNs = 5000;
+  const bool waitEach = paced && paceNs / groupSize >= kMinShareNs;
+  for (int i = 0; i + 1 < groupSize; ++i) {
+    bool ok =
+        gather
+            ? copy(dst + int64_t((rank + 1 + i) % groupSize) * blockBytes, src)
+            : copy(stage + int64_t(i) * blockBytes,
+                   src + int64_t(rank) * blockBytes);
+    bool last = !gather && i + 2 == groupSize;
+    if (!ok || (waitEach && !last && !waitUntil(paceNs * (i + 1) / groupSize)))
+      return false;
+  }
+  if (gather) {
+    if (!copy(dst + int64_t(rank) * blockBytes, src))
+      return false;
+  } else if (block > 0) {
+    withType(type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      constexpr int kPer = 16 / sizeof(T);
+      const T *own = reinterpret_cast<const T *>(src) + rank * block;
+      const T *staged = reinterpret_cast<const T *>(stage);
+      T *result = reinterpret_cast<T *>(dst);
+      int stagedBlocks = groupSize - 1;
+      bool vec = block % kPer == 0 && packAligned(own, type, kPer) &&
+                 packAligned(stagedBlocks ? staged : nullptr, type, kPer) &&
+                 packAligned(result, type, kPer);
+      if (vec)
+        copyEngineReduceKernel<T, kPer>
+            <<<gridFor(block / kPer), kThreads, 0, stream>>>(
+                own, staged, block, stagedBlocks, reduce, groupSize, result);
+      else
+        copyEngineReduceKernel<T, 1><<<gridFor(block), kThreads, 0, stream>>>(
+            own, staged, block, stagedBlocks, reduce, groupSize, result);
+    });
+    if (!checkLaunch((what + " (reduction)").c_str(), error))
+      return false;
+  }
+  return !paced || waitUntil(paceNs);
 }
 
 //===----------------------------------------------------------------------===//

@@ -405,6 +405,28 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
   return "unknown step kind " + std::to_string(static_cast<int>(step.kind));
 }
 
+/// A copy-engine transport exists for all_gather and reduce_scatter only
+/// (the runtime builds no other), and takes no CTA budget: copy engines
+/// hold no SMs. Returns "" or the problem.
+std::string checkTransport(const Step &step) {
+  if (!step.copyEngine)
+    return "";
+  bool gatherOrScatter = step.kind == StepKind::Collective &&
+                         (step.collective == CollectiveKind::AllGather ||
+                          step.collective == CollectiveKind::ReduceScatter);
+  if (!gatherOrScatter)
+    return std::string("transport copy_engine is for all_gather and "
+                       "reduce_scatter collectives only, not ") +
+           (step.kind == StepKind::Collective
+                ? collectiveKindName(step.collective)
+                : stepKindName(step.kind));
+  if (step.commSms != 0)
+    return "transport copy_engine holds no SMs, so it takes no comm_sms "
+           "(has " +
+           std::to_string(step.commSms) + ")";
+  return "";
+}
+
 /// "<count> <what> exceed kMax<Name> = <bound>" when count > bound.
 std::string checkCount(int64_t count, int64_t bound, const char *what,
                        const char *name) {
@@ -567,6 +589,8 @@ std::string validatePlan(const Plan &plan) {
         return where.str() + " writes buffer " + std::to_string(b) +
                ", a plan input (inputs are read-only)";
     }
+    if (std::string e = checkTransport(step); !e.empty())
+      return where.str() + ": " + e;
     if (std::string e = checkStepShapes(plan, step); !e.empty())
       return where.str() + ": " + e;
     // What the executor launches lies inside the step's buffers. Rank 0

@@ -45,6 +45,14 @@ const char *normName(NormKind kind) {
   return kind == NormKind::Layer ? "layer" : "rms";
 }
 
+/// A collective's transport: "sms" (NCCL's kernels, the default) or
+/// "copy_engine" (Step::copyEngine).
+enum class Transport { Sms, CopyEngine };
+
+const char *transportName(Transport transport) {
+  return transport == Transport::CopyEngine ? "copy_engine" : "sms";
+}
+
 const char *reduceName(ReduceKind kind) {
   switch (kind) {
   case ReduceKind::Sum:
@@ -125,6 +133,10 @@ json stepToJson(const Step &step) {
   case StepKind::Sync:
     break;
   }
+  // Written only where it differs from the default, so that plans without
+  // copy-engine steps read as before.
+  if (step.copyEngine)
+    j["transport"] = transportName(Transport::CopyEngine);
   if (step.predictedStartUs >= 0) {
     j["predicted"] = {{"start_us", step.predictedStartUs},
                       {"duration_us", step.predictedDurationUs}};
@@ -414,6 +426,13 @@ bool readStep(const json &j, const std::string &path, Step &step,
   case StepKind::Sync:
     break;
   }
+  // Read for every kind, so that a copy-engine transport on a step that
+  // cannot take one is refused by validatePlan naming the step's kind,
+  // not as an unknown field.
+  Transport transport = Transport::Sms;
+  enumField(r, "transport", transport, Transport::CopyEngine, transportName,
+            false);
+  step.copyEngine = transport == Transport::CopyEngine;
   if (const json *p = r.get("predicted", false)) {
     Reader pr(*p, path + ".predicted", error);
     pr.number("start_us", step.predictedStartUs, true);

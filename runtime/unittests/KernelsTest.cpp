@@ -1387,9 +1387,149 @@ TEST_F(KernelsTest, StandinCollectivesProduceDocumentedResults) {
   expectClose(in.values(DType::F32), doubled, 0, 0, "in-place all-reduce");
 }
 
+TEST_F(KernelsTest, CopyEngineCollectivesMatchTheSmEmulation) {
+  // Bitwise the values of the SM-emulated collective (and so of the
+  // stand-in), paced and unpaced, on the 16-byte pack path (1024-element
+  // blocks) and the element path (301).
+  const int groupSize = 4;
+  DeviceBuffer scratch(1 << 20), slot(sizeof(uint64_t));
+  for (CollectiveKind kind :
+       {CollectiveKind::AllGather, CollectiveKind::ReduceScatter})
+    for (ReduceKind reduce :
+         {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min})
+      for (DType type : kTypes)
+        for (int64_t block : {int64_t(301), int64_t(1024)})
+          for (int rank : {0, 2}) {
+            bool gather = kind == CollectiveKind::AllGather;
+            std::string what = std::string(collectiveKindName(kind)) +
+                               " reduce " + std::to_string(int(reduce)) + " " +
+                               name(type) + " block " + std::to_string(block) +
+                               " rank " + std::to_string(rank);
+            SCOPED_TRACE(what);
+            int64_t inCount = gather ? block : block * groupSize;
+            int64_t outCount = gather ? block * groupSize : block;
+            std::vector<float> in =
+                randomValues(type, inCount, 50 + rank + block);
+            DeviceBuffer dIn(type, in);
+            int64_t outBytes = outCount * typeBytes(type);
+            DeviceBuffer sm(outBytes), paced(outBytes), unpaced(outBytes);
+            int64_t staging = emulatedStagingBytes(
+                kind, inCount * typeBytes(type), groupSize);
+            DeviceBuffer stage(staging);
+            ASSERT_TRUE(launchEmulatedCollective(
+                kind, reduce, dIn.get(), inCount, sm.get(), outCount, type,
+                groupSize, rank, 0, staging, scratch.get(), scratch.bytes(),
+                0.0, stream, error))
+                << error;
+            ASSERT_TRUE(launchCopyEngineCollective(
+                kind, reduce, dIn.get(), inCount, paced.get(), outCount, type,
+                groupSize, rank, stage.get(), staging,
+                static_cast<uint64_t *>(slot.get()), 5.0, stream, error))
+                << error;
+            ASSERT_TRUE(launchCopyEngineCollective(
+                kind, reduce, dIn.get(), inCount, unpaced.get(), outCount, type,
+                groupSize, rank, stage.get(), staging, nullptr, -1.0, stream,
+                error))
+                << error;
+            sync();
+            std::vector<uint8_t> want = sm.download();
+            EXPECT_EQ(paced.download(), want);
+            EXPECT_EQ(unpaced.download(), want);
+            // And the documented values.
+            std::vector<double> expected(outCount);
+            bool sum = reduce == ReduceKind::Sum;
+            for (int64_t i = 0; i < outCount; ++i)
+              expected[i] = roundTo(
+                  type, gather ? in[i % block]
+                               : static_cast<float>(in[rank * block + i] *
+                                                    (sum ? groupSize : 1)));
+            expectClose(paced.values(type), expected, 0, 0, what);
+          }
+}
+
+TEST_F(KernelsTest, CopyEngineCollectivesTakeTheirPaceAlone) {
+  // An 8-rank all-gather of 8 MiB and reduce-scatter of 8 MiB paced to a
+  // 500 us target, minus the launch offset the executor subtracts: alone,
+  // event-timed, within 5% of the target.
+  const double targetUs = 500;
+  const int groupSize = 8;
+  const int64_t blockBytes = 1 << 20, block = blockBytes / 2;
+  DeviceBuffer offsetScratch(4 << 20);
+  double offsetUs = 0;
+  ASSERT_TRUE(measureEmulatedCollectiveOffset(
+      stream, offsetScratch.get(), offsetScratch.bytes(), offsetUs, error))
+      << error;
+  DeviceBuffer in(groupSize * blockBytes), out(groupSize * blockBytes);
+  DeviceBuffer stage((groupSize - 1) * blockBytes), slot(sizeof(uint64_t));
+  ASSERT_TRUE(launchFill(in.get(), DType::BF16, groupSize * block, 7, 1.0f,
+                         stream, error))
+      << error;
+  cudaEvent_t a, b;
+  ASSERT_EQ(cudaEventCreate(&a), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&b), cudaSuccess);
+  for (CollectiveKind kind :
+       {CollectiveKind::AllGather, CollectiveKind::ReduceScatter}) {
+    bool gather = kind == CollectiveKind::AllGather;
+    std::vector<double> samples;
+    for (int rep = 0; rep < 7; ++rep) {
+      ASSERT_EQ(cudaEventRecord(a, stream), cudaSuccess);
+      ASSERT_TRUE(launchCopyEngineCollective(
+          kind, ReduceKind::Sum, in.get(), gather ? block : groupSize * block,
+          out.get(), gather ? groupSize * block : block, DType::BF16, groupSize,
+          0, stage.get(), stage.bytes(), static_cast<uint64_t *>(slot.get()),
+          std::max(0.0, targetUs - offsetUs), stream, error))
+          << error;
+      ASSERT_EQ(cudaEventRecord(b, stream), cudaSuccess);
+      ASSERT_EQ(cudaEventSynchronize(b), cudaSuccess);
+      float ms = 0;
+      ASSERT_EQ(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+      if (rep >= 2) // two warm-up repetitions
+        samples.push_back(ms * 1000.0);
+    }
+    std::sort(samples.begin(), samples.end());
+    double medianUs = samples[samples.size() / 2];
+    EXPECT_NEAR(medianUs, targetUs, 0.05 * targetUs)
+        << collectiveKindName(kind) << " alone (launch offset " << offsetUs
+        << " us subtracted)";
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+}
+
 //===----------------------------------------------------------------------===//
 // Host-side logic (runs without a GPU)
 //===----------------------------------------------------------------------===//
+
+TEST(KernelsHostTest, CopyEngineCollectiveRejectsWhatItDoesNotTake) {
+  // Every check happens before anything is enqueued, so this runs anywhere.
+  std::string error;
+  char dummy[64] = {};
+  uint64_t *slot = reinterpret_cast<uint64_t *>(dummy);
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::AllReduce, ReduceKind::Sum, dummy, 4, dummy, 4,
+      DType::F32, 2, 0, nullptr, 0, slot, 1.0, nullptr, error));
+  EXPECT_NE(error.find("all_gather and reduce_scatter only"), std::string::npos)
+      << error;
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::AllGather, ReduceKind::Sum, dummy, 4, dummy, 4,
+      DType::F32, 2, 0, nullptr, 0, slot, 1.0, nullptr, error));
+  EXPECT_NE(error.find("expected out = groupSize * in"), std::string::npos)
+      << error;
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::ReduceScatter, ReduceKind::Sum, dummy, 8, dummy, 2,
+      DType::F32, 4, 0, dummy, 16, slot, 1.0, nullptr, error));
+  EXPECT_NE(error.find("need 24 bytes of staging, got 16"), std::string::npos)
+      << error;
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::AllGather, ReduceKind::Sum, dummy, 2, dummy, 4,
+      DType::F32, 2, 0, nullptr, 0, nullptr, 1.0, nullptr, error));
+  EXPECT_NE(error.find("timer slot"), std::string::npos) << error;
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::AllGather, ReduceKind::Sum, dummy, 2, dummy, 4,
+      DType::F32, 2, 2, nullptr, 0, nullptr, -1.0, nullptr, error));
+  EXPECT_NE(error.find("rank 2 is not in a group of 2"), std::string::npos)
+      << error;
+}
 
 TEST(KernelsHostTest, OpaqueTrafficAddsUpToDeclaredBytes) {
   int64_t inputBytes[] = {2000, 1332};

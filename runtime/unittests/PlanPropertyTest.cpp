@@ -176,6 +176,9 @@ private:
         s.shift = pick(-3, 3);
         break;
       }
+      // Every other gather or scatter on the copy engines, chosen without
+      // drawing from the generator so that the plans stay as they were.
+      s.copyEngine = kind <= 1 && plan.steps.size() % 2 == 1;
       break;
     }
     }

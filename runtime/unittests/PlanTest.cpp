@@ -160,6 +160,119 @@ TEST(PlanTest, ParseErrorsNameTheField) {
             "sync)");
 }
 
+/// twoStreamPlan with its all-gather on the copy engines (no CTA budget)
+/// and a reduce-scatter of the gathered rows after it, also on the copy
+/// engines: 64x16 -> all_gather -> 128x16 -> reduce_scatter -> 64x16.
+Plan copyEnginePlan() {
+  Plan plan = twoStreamPlan();
+  plan.steps[1].commSms = 0;
+  plan.steps[1].copyEngine = true;
+  int64_t scattered = addBuffer(plan, {64, 16});
+  Step rs;
+  rs.kind = StepKind::Collective;
+  rs.name = "tandem.reduce_scatter_start";
+  rs.collective = CollectiveKind::ReduceScatter;
+  rs.group = 0;
+  rs.stream = 1;
+  rs.copyEngine = true;
+  rs.inputs = {plan.steps[1].outputs[0]};
+  rs.outputs = {scattered};
+  plan.steps.insert(plan.steps.begin() + 2, rs);
+  plan.outputs.push_back(scattered);
+  return plan;
+}
+
+TEST(PlanTest, TransportRoundTripsAndDefaultsToSms) {
+  Plan plan = copyEnginePlan();
+  ASSERT_EQ(validatePlan(plan), "");
+  std::string text = writePlanJson(plan);
+  // Written only for copy-engine steps.
+  EXPECT_NE(text.find("\"transport\": \"copy_engine\""), std::string::npos);
+  EXPECT_EQ(text.find("\"sms\""), std::string::npos);
+  std::string error;
+  std::optional<Plan> back = parsePlan(text, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(writePlanJson(*back), text);
+  EXPECT_FALSE(back->steps[0].copyEngine);
+  EXPECT_TRUE(back->steps[1].copyEngine);
+  EXPECT_TRUE(back->steps[2].copyEngine);
+
+  // "sms" is the default, spelled out: read as such, not written back.
+  Plan sms = twoStreamPlan();
+  std::string smsText = writePlanJson(sms);
+  EXPECT_EQ(smsText.find("transport"), std::string::npos);
+  std::string spelled = smsText;
+  size_t at = spelled.find("\"collective\": \"all_gather\"");
+  ASSERT_NE(at, std::string::npos);
+  spelled.insert(at, "\"transport\": \"sms\", ");
+  back = parsePlan(spelled, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_FALSE(back->steps[1].copyEngine);
+  EXPECT_EQ(writePlanJson(*back), smsText);
+}
+
+TEST(PlanTest, TransportParseErrorsNameTheStep) {
+  std::string good = writePlanJson(copyEnginePlan());
+  auto replaceFirst = [&](const std::string &to) {
+    std::string t = good;
+    const std::string from = "\"transport\": \"copy_engine\"";
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(parseError(replaceFirst("\"transport\": \"nvlink\"")),
+            "p.json.steps[1].transport: unknown value 'nvlink' (expected one "
+            "of sms, copy_engine)");
+  EXPECT_EQ(parseError(replaceFirst("\"transport\": \"\"")),
+            "p.json.steps[1].transport: unknown value '' (expected one of "
+            "sms, copy_engine)");
+  EXPECT_EQ(parseError(replaceFirst("\"transport\": true")),
+            "p.json.steps[1].transport: must be a string");
+  // On a step that is no gather or scatter: validation names the kind.
+  std::string onMatmul = good;
+  size_t at = onMatmul.find("\"kind\": \"matmul\"");
+  ASSERT_NE(at, std::string::npos);
+  onMatmul.insert(at, "\"transport\": \"copy_engine\", ");
+  EXPECT_EQ(parseError(onMatmul),
+            "p.json: step 0 (tandem.matmul at loc(\"t.mlir\":3:5)): "
+            "transport copy_engine is for all_gather and reduce_scatter "
+            "collectives only, not matmul");
+}
+
+TEST(PlanTest, CopyEngineTransportIsValidatedPerStep) {
+  {
+    Plan plan = copyEnginePlan();
+    plan.steps[2].collective = CollectiveKind::AllReduce;
+    plan.buffers[plan.steps[2].outputs[0]].shape = {128, 16};
+    EXPECT_EQ(validatePlan(plan),
+              "step 2 (tandem.reduce_scatter_start): transport copy_engine "
+              "is for all_gather and reduce_scatter collectives only, not "
+              "all_reduce");
+  }
+  {
+    Plan plan = copyEnginePlan();
+    plan.steps[1].commSms = 24;
+    EXPECT_EQ(validatePlan(plan),
+              "step 1 (tandem.all_gather_start): transport copy_engine holds "
+              "no SMs, so it takes no comm_sms (has 24)");
+  }
+  {
+    Plan plan = copyEnginePlan();
+    plan.steps[3].copyEngine = true; // the sync step
+    EXPECT_EQ(validatePlan(plan),
+              "step 3 (tandem.wait): transport copy_engine is for all_gather "
+              "and reduce_scatter collectives only, not sync");
+  }
+  {
+    Plan plan = copyEnginePlan();
+    plan.steps[4].copyEngine = true; // the gelu
+    EXPECT_EQ(validatePlan(plan),
+              "step 4 (tandem.elementwise): transport copy_engine is for "
+              "all_gather and reduce_scatter collectives only, not "
+              "elementwise");
+  }
+}
+
 /// Two halves of `whole` written as views on two streams (the blocks of an
 /// in-place concat), then a step on stream 0 that reads all of it after
 /// waiting for the second half's event.

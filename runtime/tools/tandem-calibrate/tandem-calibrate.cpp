@@ -16,7 +16,14 @@
 //    the communication side of the pairs is the emulated fabric's
 //    collective kernel (launchEmulatedCollective, paced to the GEMMs' time
 //    and moving --emulated-gbps of HBM traffic) instead: the contention the
-//    emulated steps of `tandem-run --emulate-fabric` meet.
+//    emulated steps of `tandem-run --emulate-fabric` meet;
+//  - with --comm emulated also the copy-engine emulation: the per-copy cost
+//    of small device-to-device copies back to back, and pairs of GEMMs
+//    (SM targets 0 and S-1) or element-wise copies next to a copy-engine
+//    emulated all-gather (launchCopyEngineCollective, 8 ranks, paced to the
+//    compute side's time alone): the contention the `transport:
+//    copy_engine` steps of `tandem-run --emulate-fabric` meet (on one GPU
+//    the driver's copies use the SMs: docs/runtime.md).
 // It writes them as raw.json for tools/tandem-fit (docs/cost-model.md,
 // "Calibrating", gives the format). It runs where only CUDA is installed:
 // nothing here depends on LLVM or MLIR.
@@ -57,7 +64,7 @@ struct Options {
   std::string out;
   bool quick = false;
   int device = 0;
-  int reps = 0; ///< 0 = default for the mode.
+  int reps = 0;              ///< 0 = default for the mode.
   bool emulated = false;     ///< --comm emulated
   double emulatedGbps = 600; ///< --emulated-gbps
 };
@@ -87,7 +94,9 @@ void printHelp(std::FILE *out) {
       "               (default 600: about an 8-rank ring all-gather or\n"
       "               reduce-scatter's reads and writes at ~400 GB/s of bus\n"
       "               bandwidth), at most half the stand-in's rate on the\n"
-      "               same CTAs so that the kernel is paced\n"
+      "               same CTAs so that the kernel is paced; also the\n"
+      "               copy-engine pairs' traffic (copy_engine_pairs, written\n"
+      "               with copy_engine_latency under --comm emulated)\n"
       "  --help       print this message and exit 0\n"
       "\n"
       "Exit codes: 0 success, 1 CUDA or cuBLASLt failure, 2 bad usage.\n",
@@ -152,6 +161,8 @@ struct Device {
   void *standinIn = nullptr, *standinOut = nullptr, *scratch = nullptr;
   int64_t scratchBytes = 0;
   void *tiny = nullptr;
+  /// The copy-engine collective's pacing stamp (--comm emulated).
+  uint64_t *ceTimer = nullptr;
 };
 
 constexpr int64_t kStandinElements = 4096;
@@ -261,6 +272,20 @@ Work emulatedWork(Device &d, int ctas, double paceUs, int64_t bytes) {
                     kStandinElements, d.standinOut, kStandinElements,
                     DType::BF16, /*groupSize=*/8, /*rank=*/0, ctas, bytes,
                     d.scratch, d.scratchBytes, paceUs, stream, error),
+                error);
+  };
+}
+
+/// The copy-engine emulated all-gather of `ranks` ranks whose output is
+/// `bytes` (bf16, in `ceIn`/`ceOut`), paced to take `paceUs`.
+Work copyEngineWork(Device &d, void *ceIn, void *ceOut, int ranks,
+                    int64_t bytes, double paceUs) {
+  return [&d, ceIn, ceOut, ranks, bytes, paceUs](cudaStream_t stream) {
+    std::string error;
+    checkLaunch(launchCopyEngineCollective(
+                    CollectiveKind::AllGather, ReduceKind::Sum, ceIn,
+                    bytes / 2 / ranks, ceOut, bytes / 2, DType::BF16, ranks,
+                    /*rank=*/0, nullptr, 0, d.ceTimer, paceUs, stream, error),
                 error);
   };
 }
@@ -440,8 +465,15 @@ int main(int argc, char **argv) {
   const double pairUs = opt.quick ? 1000.0 : 5000.0;
   const int64_t copyBytes = opt.quick ? (256ll << 20) : (1ll << 30);
 
+  // Copy-engine pairs (--comm emulated): GEMM shapes and element-wise copy
+  // sizes (elements each way) next to a copy-engine all-gather of 8 ranks.
+  std::vector<Shape> ceShapes =
+      opt.emulated ? std::vector<Shape>{{8192, 8192, 8192}, {4096, 8192, 8192}}
+                   : std::vector<Shape>{};
+  const int ceRanks = 8;
+
   int64_t maxA = 0, maxB = 0, maxC = 0;
-  for (const std::vector<Shape> *list : {&shapes, &pairShapes})
+  for (const std::vector<Shape> *list : {&shapes, &pairShapes, &ceShapes})
     for (const Shape &s : *list) {
       maxA = std::max(maxA, s.m * s.k);
       maxB = std::max(maxB, s.k * s.n);
@@ -465,6 +497,9 @@ int main(int argc, char **argv) {
       deviceAlloc(2 * kStandinElements, "cudaMalloc stand-in output");
   fillRandom(d, d.standinIn, kStandinElements, 4);
   d.tiny = deviceAlloc(64, "cudaMalloc");
+  if (opt.emulated)
+    d.ceTimer = static_cast<uint64_t *>(
+        deviceAlloc(sizeof(uint64_t), "cudaMalloc pacing stamp"));
   check(cudaDeviceSynchronize(), "initialisation");
 
   std::string json =
@@ -852,7 +887,95 @@ int main(int argc, char **argv) {
                    count, ctas[ci], o.spanUs, serial);
     }
   }
-  json += "\n  ]\n}\n";
+  json += "\n  ]";
+
+  if (opt.emulated) {
+    // The copy engines' per-copy cost: 4 KiB device-to-device copies back
+    // to back on one stream; `us` is per copy (issue and completion).
+    const int copies = 200;
+    const int64_t copyBytes = 4096;
+    double us = timeAlone(d, d.compute, [&](cudaStream_t st) {
+      for (int i = 0; i < copies; ++i)
+        check(cudaMemcpyAsync(d.dst, d.src, copyBytes, cudaMemcpyDeviceToDevice,
+                              st),
+              "cudaMemcpyAsync");
+    });
+    json +=
+        ",\n  \"copy_engine_latency\": {\"copies\": " + std::to_string(copies) +
+        ", \"bytes\": " + std::to_string(copyBytes) +
+        ", \"us\": " + num(us / copies) + "}";
+    std::fprintf(stderr, "copy engine: %.3f us per %lld-byte copy\n",
+                 us / copies, (long long)copyBytes);
+
+    // Compute next to a copy-engine emulated all-gather paced to the
+    // compute side's time alone, moving --emulated-gbps of HBM traffic
+    // (its copies read and write its output bytes once each).
+    auto ceBytesFor = [&](double paceUs) {
+      const int64_t grain = int64_t(ceRanks) * 256;
+      int64_t bytes = int64_t(opt.emulatedGbps * 1e3 * paceUs / 2);
+      return std::max<int64_t>(grain, bytes / grain * grain);
+    };
+    json += ",\n  \"copy_engine_pairs\": [";
+    bool first = true;
+    // One pair: `compute` (count kernels, `computeUs` alone in total) and
+    // the collective; `what` holds the entry's side-specific fields.
+    auto pair = [&](const std::string &what, const std::string &label,
+                    const Work &compute, int count, double computeUs) {
+      int64_t bytes = ceBytesFor(computeUs);
+      void *ceIn = deviceAlloc(bytes / ceRanks, "cudaMalloc copy-engine in");
+      void *ceOut = deviceAlloc(bytes, "cudaMalloc copy-engine out");
+      fillRandom(d, ceIn, bytes / ceRanks / 2, 8);
+      Work ce = copyEngineWork(d, ceIn, ceOut, ceRanks, bytes, computeUs);
+      double computeAlone = timeAlone(d, d.compute, compute);
+      double ceAlone = timeAlone(d, d.comm, ce);
+      Overlap o = timeOverlapped(d, compute, ce);
+      double serial = timeAlone(d, d.compute, [&](cudaStream_t st) {
+        compute(st);
+        ce(st);
+      });
+      json += std::string(first ? "\n" : ",\n") + "    {" + what +
+              ", \"count\": " + std::to_string(count) +
+              ", \"ranks\": " + std::to_string(ceRanks) +
+              ", \"bytes\": " + std::to_string(bytes) +
+              ", \"compute_alone_us\": " + num(computeAlone) +
+              ", \"ce_alone_us\": " + num(ceAlone) +
+              ", \"compute_overlapped_us\": " + num(o.primaryUs) +
+              ", \"ce_overlapped_us\": " + num(o.copyUs) +
+              ", \"span_us\": " + num(o.spanUs) +
+              ", \"serial_us\": " + num(serial) + "}";
+      first = false;
+      std::fprintf(stderr,
+                   "copy-engine pair %s x%d, %lld bytes gathered: span %.1f "
+                   "us, serial %.1f us\n",
+                   label.c_str(), count, (long long)bytes, o.spanUs, serial);
+      check(cudaFree(ceIn), "cudaFree");
+      check(cudaFree(ceOut), "cudaFree");
+    };
+    // GEMMs on every SM, and with one SM left free (SM target S-1) for the
+    // collective's 1-CTA pacing kernels: a GEMM whose CTAs fill every SM
+    // holds them off until its CTAs retire. The same work for both.
+    for (const Shape &s : ceShapes) {
+      double gemmUs = timeAlone(d, d.compute, gemmWork(d, s.m, s.n, s.k, 0, 1));
+      int count = std::max(1, int(std::lround(pairUs / gemmUs)));
+      for (int target : {0, d.sms - 1})
+        pair("\"side\": \"gemm\", \"m\": " + std::to_string(s.m) + ", \"n\": " +
+                 std::to_string(s.n) + ", \"k\": " + std::to_string(s.k) +
+                 ", \"gemm_sm_target\": " + std::to_string(target),
+             "gemm " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                 std::to_string(s.k) + " target " + std::to_string(target),
+             gemmWork(d, s.m, s.n, s.k, target, count), count, count * gemmUs);
+    }
+    for (int64_t elements : {d.copyElements / 4, d.copyElements}) {
+      double memUs = timeAlone(d, d.compute, copyWork(d, elements, 1));
+      int count = std::max(1, int(std::lround(pairUs / memUs)));
+      int64_t memBytes = 4 * elements;
+      pair("\"side\": \"memory\", \"mem_bytes\": " + std::to_string(memBytes),
+           "memory " + std::to_string(memBytes) + " bytes",
+           copyWork(d, elements, count), count, count * memUs);
+    }
+    json += "\n  ]";
+  }
+  json += "\n}\n";
 
   if (std::fputs(json.c_str(), out) < 0 || std::fclose(out) != 0)
     die("cannot write '" + opt.out + "': " + std::strerror(errno));

@@ -60,8 +60,8 @@ void printHelp(std::FILE *out) {
       "  --emulate-fabric        single-GPU mode: run one rank's program on\n"
       "                          an EMULATED fabric: every collective is a\n"
       "                          local kernel on its CTA budget paced to the\n"
-      "                          plan's predicted alone_us (NOT "
-      "communication)\n"
+      "                          plan's predicted alone_us, a copy-engine one\n"
+      "                          paced device copies (NOT communication)\n"
       "  --fabric-gbps G         emulation rate for collectives without\n"
       "                          alone_us: bus bytes / G GB/s (nccl-tests "
       "busbw)\n"
@@ -581,6 +581,23 @@ int main(int argc, char **argv) {
     }
   }
 
+  // A mode the plan cannot run in (copy-engine collectives with real NCCL)
+  // is a plan error, reported before any GPU work.
+  CollectiveMode mode = o.emulate   ? CollectiveMode::Emulated
+                        : o.standin ? CollectiveMode::Standin
+                                    : CollectiveMode::Nccl;
+  for (const Plan *p : {&*plan, reference ? &*reference : nullptr})
+    if (p)
+      if (std::string e = checkCollectiveMode(*p, mode); !e.empty()) {
+        std::fprintf(stderr, "tandem-run: %s: %s\n",
+                     p == &*plan ? o.planPath.c_str() : o.referencePath.c_str(),
+                     e.c_str());
+        return kExitUsage;
+      }
+  int64_t copyEngineSteps =
+      std::count_if(plan->steps.begin(), plan->steps.end(),
+                    [](const Step &s) { return s.copyEngine; });
+
   int ranks = planRanks(*plan, error);
   if (!ranks) {
     std::fprintf(stderr, "tandem-run: %s\n", error.c_str());
@@ -683,8 +700,14 @@ int main(int argc, char **argv) {
     std::printf("plan %s: @%s, %zu steps on %lld stream(s), %d rank(s)%s\n",
                 o.planPath.c_str(), plan->function.c_str(), plan->steps.size(),
                 static_cast<long long>(plan->numStreams), o.standin ? 1 : world,
-                o.emulate   ? " [SINGLE-GPU EMULATED FABRIC: collectives are "
-                              "paced local kernels, not communication]"
+                o.emulate
+                    ? (copyEngineSteps
+                           ? " [SINGLE-GPU EMULATED FABRIC: collectives are "
+                             "paced local kernels, copy-engine ones paced "
+                             "device copies (COPY-ENGINE EMULATION), not "
+                             "communication]"
+                           : " [SINGLE-GPU EMULATED FABRIC: collectives are "
+                             "paced local kernels, not communication]")
                 : o.standin ? " [SINGLE-GPU STAND-IN: collectives are device "
                               "copies, not communication]"
                             : "");
@@ -716,7 +739,10 @@ int main(int argc, char **argv) {
     if (!classes.empty()) {
       std::printf("  per op class (sums of step durations, last iteration; "
                   "predicted = in the simulated schedule)%s\n",
-                  o.emulate   ? "; collectives: EMULATED fabric"
+                  o.emulate   ? (copyEngineSteps
+                                     ? "; collectives: EMULATED fabric, "
+                                       "copy-engine ones COPY-ENGINE EMULATION"
+                                     : "; collectives: EMULATED fabric")
                   : o.standin ? "; collectives: stand-in copies"
                               : "");
       std::printf("    %-15s %6s %12s %12s %12s %9s\n", "class", "steps",

@@ -31,12 +31,15 @@ enum class CollectiveMode {
   /// Real NCCL collectives; every group must span all ranks of the run.
   Nccl,
   /// One rank's program on one GPU; each collective becomes a device copy
-  /// of the same byte volume on its stream (Kernels.h).
+  /// of the same byte volume on its stream (Kernels.h), a copy-engine
+  /// collective unpaced device copies (launchCopyEngineCollective).
   Standin,
   /// One rank's program on one GPU on an emulated fabric: each collective
   /// and P2P ring step becomes a kernel on its CTA budget that moves the
   /// rank's local bytes and is paced to the cost model's time for it alone
-  /// (launchEmulatedCollective). Emulation, not communication.
+  /// (launchEmulatedCollective); a copy-engine collective becomes paced
+  /// device copies instead (launchCopyEngineCollective). Emulation, not
+  /// communication.
   Emulated,
 };
 
@@ -53,6 +56,13 @@ struct CommunicatorKey {
 };
 /// The communicators a plan needs, in a fixed order every rank agrees on.
 std::vector<CommunicatorKey> communicatorKeys(const Plan &plan);
+
+/// Why `plan` cannot run with `mode`, or "" when it can; checked by
+/// Executor::create (and by tools before any device work). Copy-engine
+/// collectives (Step::copyEngine) run only in the single-GPU modes: real
+/// ones across GPUs (peer cudaMemcpyAsync over NVLink within a process,
+/// CUDA IPC between processes) are not built, so Nccl mode refuses them.
+std::string checkCollectiveMode(const Plan &plan, CollectiveMode mode);
 
 /// Size of NCCL's unique id (ncclUniqueId), for bootstraps that move it.
 constexpr int kCommIdBytes = 128;
@@ -149,7 +159,9 @@ public:
   int64_t deviceBytes() const;
 
   /// Emulated mode: one line saying where the collectives' target times
-  /// come from and the launch offset subtracted from them. Empty otherwise.
+  /// come from, how many are copy-engine emulation, and the launch offset
+  /// subtracted from them. Stand-in mode: how many collectives run as
+  /// copy-engine copies, where the plan has any. Empty otherwise.
   std::string emulationSummary() const;
 
   /// One line saying how the plan's attention steps run, e.g. "fused (4

@@ -142,9 +142,8 @@ int64_t fusedAttentionGradScratchBytes(const AttentionArgs &args);
 /// divisor of the group that gives 512 (or the whole group). Split parts
 /// add f32 partial sums in a fixed order: still no atomics.
 int fusedAttentionGradSplits(const AttentionArgs &args);
-bool launchFusedAttention(const AttentionArgs &args, const void *qkv,
-                          void *out, float *lse, cudaStream_t stream,
-                          std::string &error);
+bool launchFusedAttention(const AttentionArgs &args, const void *qkv, void *out,
+                          float *lse, cudaStream_t stream, std::string &error);
 bool launchFusedAttentionGrad(const AttentionArgs &args, const void *dout,
                               const void *qkv, const void *out,
                               const float *lse, void *dqkv, void *scratch,
@@ -210,9 +209,46 @@ bool measureEmulatedCollectiveOffset(cudaStream_t stream, void *scratch,
 
 /// Bytes a rank of a `groupSize` ring would receive into staging and read
 /// back while reducing: (n-1)/n of the input for reduce-scatter, 2(n-1)/n
-/// for all-reduce, 0 for the kinds that only copy.
+/// for all-reduce, 0 for the kinds that only copy. A copy-engine
+/// reduce-scatter stages the same n-1 blocks (the peers' chunks it pulls).
 int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
                              int groupSize);
+
+/// Copy-engine collective of the single-GPU modes (a step with transport
+/// copy_engine; docs/runtime.md, "Copy-engine collectives"): the values of
+/// launchStandinCollective, moved by device-to-device cudaMemcpyAsync
+/// copies instead of a kernel on the collective's CTA budget. (On one GPU
+/// the driver runs such a copy as its own kernel on the SMs, measured on
+/// the H100: the copies take SMs in short bursts, unlike NVLink copy
+/// engines.) AllGather and ReduceScatter only, dim 0.
+///  - AllGather: one copy of `in` into each of the groupSize slots of
+///    `out`, the peers' slots (rank+1, rank+2, ...) first and this rank's
+///    own slot last;
+///  - ReduceScatter: groupSize-1 copies of block `rank` of `in` into
+///    consecutive blocks of `staging` (the peers' chunks a copy-engine
+///    reduce-scatter pulls; at least emulatedStagingBytes bytes, 16-byte
+///    aligned for the vector path), then a reduction kernel on the SMs
+///    that combines block `rank` and the staged blocks into `out` (every
+///    reduce kind; exactly the stand-in's values).
+/// With `paceUs` >= 0 (the emulated fabric) a 1-CTA, 32-thread kernel first
+/// stamps %globaltimer into `timerSlot` (8 bytes of device memory, not used
+/// concurrently by another collective), a 1-CTA wait kernel after copy i
+/// (0-based) spins with __nanosleep until stamp + (i+1)/groupSize x
+/// `paceUs`, and one after the last copy (and the reduction) until stamp +
+/// `paceUs`: alone the collective takes `paceUs` after its stamp, its
+/// copies' HBM traffic spread over that time, and it holds at most one CTA
+/// while it waits. The last copy (the all-gather's own slot, the
+/// reduce-scatter's last staged block) has only the final wait, and where
+/// a share paceUs / groupSize is under 5 us only the final wait runs.
+/// Copies slower than the pace make it take longer. With
+/// `paceUs` < 0 (the stand-in mode) nothing is paced and `timerSlot` may be
+/// null. Not communication: no other rank's memory is touched.
+bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
+                                const void *in, int64_t inCount, void *out,
+                                int64_t outCount, DType type, int groupSize,
+                                int rank, void *staging, int64_t stagingBytes,
+                                uint64_t *timerSlot, double paceUs,
+                                cudaStream_t stream, std::string &error);
 
 } // namespace runtime
 } // namespace tandem

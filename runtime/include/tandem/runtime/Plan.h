@@ -177,6 +177,11 @@ struct Step {
   // Compute SM target (cuBLASLt) and collective CTA budget; 0 = default.
   int64_t smTarget = 0;
   int64_t commSms = 0;
+  // Collective transport (JSON "transport"): true = the GPU's copy engines
+  // ("copy_engine": peer copies, no SMs held, so no comm_sms), false = the
+  // SM kernels of NCCL ("sms", the default). all_gather and reduce_scatter
+  // only (validatePlan).
+  bool copyEngine = false;
   // The simulator's prediction for this step, in microseconds from the
   // step's start (negative = none).
   double predictedStartUs = -1, predictedDurationUs = -1;
