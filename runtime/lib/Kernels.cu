@@ -1980,9 +1980,43 @@ bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
   std::string what = std::string("launchCopyEngineCollective(") +
                      collectiveKindName(kind) + ")";
   bool gather = kind == CollectiveKind::AllGather;
+  if (kind == CollectiveKind::Permute) {
+    // One P2P ring step: one copy of the whole input (the stand-in's value
+    // of a permute), paced like the others.
+    if (inCount != outCount || inCount < 0)
+      return fail(error, what + ": a permute's input and output must have "
+                                "the same element count");
+    if (inCount > 0 && (!in || !out))
+      return fail(error, what + ": null input or output");
+    if (std::isnan(paceUs))
+      return fail(error, what + ": NaN pace");
+    bool pacedStep = paceUs >= 0;
+    if (pacedStep && !timerSlot)
+      return fail(error, what + ": pacing needs a timer slot");
+    if (pacedStep) {
+      copyEngineStampKernel<<<1, 32, 0, stream>>>(timerSlot);
+      if (!checkLaunch((what + " (stamp)").c_str(), error))
+        return false;
+    }
+    int64_t bytes = inCount * dtypeBytes(type);
+    if (bytes > 0) {
+      cudaError_t status =
+          cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, stream);
+      if (status != cudaSuccess)
+        return fail(error, what + ": cudaMemcpyAsync of " +
+                               std::to_string(bytes) +
+                               " bytes failed: " + cudaGetErrorName(status) +
+                               " (" + cudaGetErrorString(status) + ")");
+    }
+    if (!pacedStep)
+      return true;
+    copyEngineWaitKernel<<<1, 32, 0, stream>>>(timerSlot,
+                                               std::llround(paceUs * 1000.0));
+    return checkLaunch((what + " (wait)").c_str(), error);
+  }
   if (!gather && kind != CollectiveKind::ReduceScatter)
-    return fail(error, what + ": copy-engine collectives are all_gather and "
-                              "reduce_scatter only");
+    return fail(error, what + ": copy-engine collectives are all_gather, "
+                              "reduce_scatter and permute only");
   if (groupSize < 1 || rank < 0 || rank >= groupSize)
     return fail(error, what + ": rank " + std::to_string(rank) +
                            " is not in a group of " +

@@ -405,18 +405,19 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
   return "unknown step kind " + std::to_string(static_cast<int>(step.kind));
 }
 
-/// A copy-engine transport exists for all_gather and reduce_scatter only
-/// (the runtime builds no other), and takes no CTA budget: copy engines
+/// A copy-engine transport exists for all_gather, reduce_scatter and permute
+/// only (the runtime builds no other), and takes no CTA budget: copy engines
 /// hold no SMs. Returns "" or the problem.
 std::string checkTransport(const Step &step) {
   if (!step.copyEngine)
     return "";
-  bool gatherOrScatter = step.kind == StepKind::Collective &&
-                         (step.collective == CollectiveKind::AllGather ||
-                          step.collective == CollectiveKind::ReduceScatter);
-  if (!gatherOrScatter)
-    return std::string("transport copy_engine is for all_gather and "
-                       "reduce_scatter collectives only, not ") +
+  bool allowed = step.kind == StepKind::Collective &&
+                 (step.collective == CollectiveKind::AllGather ||
+                  step.collective == CollectiveKind::ReduceScatter ||
+                  step.collective == CollectiveKind::Permute);
+  if (!allowed)
+    return std::string("transport copy_engine is for all_gather, "
+                       "reduce_scatter and permute collectives only, not ") +
            (step.kind == StepKind::Collective
                 ? collectiveKindName(step.collective)
                 : stepKindName(step.kind));

@@ -1447,6 +1447,40 @@ TEST_F(KernelsTest, CopyEngineCollectivesMatchTheSmEmulation) {
           }
 }
 
+TEST_F(KernelsTest, CopyEnginePermuteGivesTheSmPermutesValues) {
+  // A P2P ring step on the copy engines: the input copied to the output,
+  // paced and unpaced, bitwise the SM emulation's permute.
+  const int groupSize = 8;
+  DeviceBuffer scratch(1 << 20), slot(sizeof(uint64_t));
+  for (DType type : kTypes)
+    for (int64_t count : {int64_t(301), int64_t(4096)}) {
+      SCOPED_TRACE(std::string(name(type)) + " " + std::to_string(count));
+      std::vector<float> in = randomValues(type, count, 90 + count);
+      DeviceBuffer dIn(type, in);
+      int64_t bytes = count * typeBytes(type);
+      DeviceBuffer sm(bytes), paced(bytes), unpaced(bytes);
+      ASSERT_TRUE(launchEmulatedCollective(
+          CollectiveKind::Permute, ReduceKind::Sum, dIn.get(), count, sm.get(),
+          count, type, groupSize, 1, 0, 0, scratch.get(), scratch.bytes(), 0.0,
+          stream, error))
+          << error;
+      ASSERT_TRUE(launchCopyEngineCollective(
+          CollectiveKind::Permute, ReduceKind::Sum, dIn.get(), count,
+          paced.get(), count, type, groupSize, 1, nullptr, 0,
+          static_cast<uint64_t *>(slot.get()), 5.0, stream, error))
+          << error;
+      ASSERT_TRUE(launchCopyEngineCollective(
+          CollectiveKind::Permute, ReduceKind::Sum, dIn.get(), count,
+          unpaced.get(), count, type, groupSize, 1, nullptr, 0, nullptr, -1.0,
+          stream, error))
+          << error;
+      sync();
+      std::vector<uint8_t> want = sm.download();
+      EXPECT_EQ(paced.download(), want);
+      EXPECT_EQ(unpaced.download(), want);
+    }
+}
+
 TEST_F(KernelsTest, CopyEngineCollectivesTakeTheirPaceAlone) {
   // An 8-rank all-gather of 8 MiB and reduce-scatter of 8 MiB paced to a
   // 500 us target, minus the launch offset the executor subtracts: alone,
@@ -1508,7 +1542,8 @@ TEST(KernelsHostTest, CopyEngineCollectiveRejectsWhatItDoesNotTake) {
   EXPECT_FALSE(launchCopyEngineCollective(
       CollectiveKind::AllReduce, ReduceKind::Sum, dummy, 4, dummy, 4,
       DType::F32, 2, 0, nullptr, 0, slot, 1.0, nullptr, error));
-  EXPECT_NE(error.find("all_gather and reduce_scatter only"), std::string::npos)
+  EXPECT_NE(error.find("all_gather, reduce_scatter and permute only"),
+            std::string::npos)
       << error;
   EXPECT_FALSE(launchCopyEngineCollective(
       CollectiveKind::AllGather, ReduceKind::Sum, dummy, 4, dummy, 4,
@@ -1690,3 +1725,18 @@ TEST(KernelsHostTest, InvalidArgumentsAreRejectedWithMessages) {
 }
 
 } // namespace
+
+TEST(KernelsHostTest, CopyEnginePermuteRejectsMismatchedCounts) {
+  std::string error;
+  char dummy[64] = {};
+  uint64_t *slot = reinterpret_cast<uint64_t *>(dummy);
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::Permute, ReduceKind::Sum, dummy, 4, dummy, 8, DType::F32,
+      2, 0, nullptr, 0, slot, 1.0, nullptr, error));
+  EXPECT_NE(error.find("same element count"), std::string::npos) << error;
+  EXPECT_FALSE(launchCopyEngineCollective(
+      CollectiveKind::Permute, ReduceKind::Sum, dummy, 4, dummy, 4, DType::F32,
+      2, 0, nullptr, 0, nullptr, 1.0, nullptr, error));
+  EXPECT_NE(error.find("pacing needs a timer slot"), std::string::npos)
+      << error;
+}

@@ -235,8 +235,8 @@ TEST(PlanTest, TransportParseErrorsNameTheStep) {
   onMatmul.insert(at, "\"transport\": \"copy_engine\", ");
   EXPECT_EQ(parseError(onMatmul),
             "p.json: step 0 (tandem.matmul at loc(\"t.mlir\":3:5)): "
-            "transport copy_engine is for all_gather and reduce_scatter "
-            "collectives only, not matmul");
+            "transport copy_engine is for all_gather, reduce_scatter and "
+            "permute collectives only, not matmul");
 }
 
 TEST(PlanTest, CopyEngineTransportIsValidatedPerStep) {
@@ -246,8 +246,8 @@ TEST(PlanTest, CopyEngineTransportIsValidatedPerStep) {
     plan.buffers[plan.steps[2].outputs[0]].shape = {128, 16};
     EXPECT_EQ(validatePlan(plan),
               "step 2 (tandem.reduce_scatter_start): transport copy_engine "
-              "is for all_gather and reduce_scatter collectives only, not "
-              "all_reduce");
+              "is for all_gather, reduce_scatter and permute collectives "
+              "only, not all_reduce");
   }
   {
     Plan plan = copyEnginePlan();
@@ -260,15 +260,15 @@ TEST(PlanTest, CopyEngineTransportIsValidatedPerStep) {
     Plan plan = copyEnginePlan();
     plan.steps[3].copyEngine = true; // the sync step
     EXPECT_EQ(validatePlan(plan),
-              "step 3 (tandem.wait): transport copy_engine is for all_gather "
-              "and reduce_scatter collectives only, not sync");
+              "step 3 (tandem.wait): transport copy_engine is for all_gather, "
+              "reduce_scatter and permute collectives only, not sync");
   }
   {
     Plan plan = copyEnginePlan();
     plan.steps[4].copyEngine = true; // the gelu
     EXPECT_EQ(validatePlan(plan),
               "step 4 (tandem.elementwise): transport copy_engine is for "
-              "all_gather and reduce_scatter collectives only, not "
+              "all_gather, reduce_scatter and permute collectives only, not "
               "elementwise");
   }
 }

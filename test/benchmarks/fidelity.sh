@@ -18,7 +18,8 @@
 # tandem-run). ATTENTION: tandem-run's --attention (default fused; cudnn for
 # cuDNN's attention, planned with a calibration that measured it, e.g.
 # CAL=.../calibration-cudnn.json). ONLY: a regular expression; only cases
-# whose name matches run (or are prepared). COPY_ENGINES=1 adds strategy
+# whose name matches run (or are prepared). STRATS="none auto ..." runs
+# those strategies only in the cases that run every strategy. COPY_ENGINES=1 adds strategy
 # auto+ce (tandem-overlap strategy=auto copy-engines=true: collectives on the
 # copy engines, which the emulated fabric emulates with device copies).
 # lit never runs this file.
@@ -31,6 +32,8 @@ CAL=${CAL-$here/results/h200-2026-12-04/calibration-emulated-run2.json}
 STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
             te-preset+reschedule split split+reschedule auto)
 [ "${COPY_ENGINES:-0}" = 1 ] && STRATEGIES+=(auto+ce)
+# STRATS: a space-separated subset to run instead of every strategy.
+[ -n "${STRATS:-}" ] && read -r -a STRATEGIES <<<"$STRATS"
 # tandem-overlap's options for strategy $1.
 overlap_of() {
   case "$1" in

@@ -396,6 +396,25 @@ def main():
                       "%d of %d cases at most 1.10" % (
                           over[0], statistics.median(over), over[-1],
                           sum(1 for x in over if x <= 1.10), len(over)))
+            if AUTO != "auto":
+                # Today's auto, side by side in this run.
+                plain = [r for r in good if "auto" in r["reports"] and
+                         "none" in r["reports"] and "auto" in r["bwd"]]
+                o = sorted(r["reports"]["auto"]["span_us"] /
+                           r["reports"]["none"]["bound_us"] for r in plain)
+                f = sorted(r["bwd"]["auto"][4] for r in plain)
+                g = sorted(r["reports"][AUTO]["span_us"] /
+                           r["reports"]["auto"]["span_us"]
+                           for r in plain if AUTO in r["reports"])
+                if o:
+                    print("- auto without copy engines, same run: span / "
+                          "bound median %.3f, max %.3f, %d of %d at most "
+                          "1.10; forward hidden median %.1f%%; auto+ce / "
+                          "auto: min %.3f, median %.3f, max %.3f" % (
+                              statistics.median(o), o[-1],
+                              sum(1 for x in o if x <= 1.10), len(o),
+                              100 * statistics.median(f), g[0],
+                              statistics.median(g), g[-1]))
             chose = collections.Counter(r.get("auto_choice", "?")
                                         for r in with_auto)
             print("- auto chose: %s" % ", ".join(

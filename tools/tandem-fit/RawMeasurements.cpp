@@ -261,6 +261,13 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
               return;
             }
             p.gemmSide = *side == "gemm";
+            // tandem-calibrate also measures GEMMs sized for all SMs but
+            // one (gemm_sm_target S-1); the point is fitted on GEMMs sized
+            // for every SM, as the engine runs a GEMM beside copies.
+            if (std::optional<int64_t> target =
+                    obj.getInteger("gemm_sm_target");
+                target && *target != 0)
+              return;
             FieldReader r(obj, where, error);
             if (p.gemmSide)
               r.integer("m", p.m, 1).integer("n", p.n, 1).integer("k", p.k, 1);

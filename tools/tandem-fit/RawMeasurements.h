@@ -76,6 +76,7 @@ struct MemoryPair {
 /// A kernel next to a copy-engine collective (tandem-calibrate's
 /// `copy_engine_pairs`: the emulated fabric's device copies, paced to about
 /// the kernel's time): `gemm` (m x n x k) or `memory` (`memBytes`) side.
+/// GEMM rows with a nonzero `gemm_sm_target` are skipped when read.
 struct CopyEnginePair {
   bool gemmSide = true;
   int64_t m = 0, n = 0, k = 0, memBytes = 0;

@@ -220,7 +220,9 @@ int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
 /// copies instead of a kernel on the collective's CTA budget. (On one GPU
 /// the driver runs such a copy as its own kernel on the SMs, measured on
 /// the H100: the copies take SMs in short bursts, unlike NVLink copy
-/// engines.) AllGather and ReduceScatter only, dim 0.
+/// engines.) AllGather, ReduceScatter and Permute, dim 0.
+///  - Permute: one copy of `in` into `out` (same element count), then the
+///    final wait;
 ///  - AllGather: one copy of `in` into each of the groupSize slots of
 ///    `out`, the peers' slots (rank+1, rank+2, ...) first and this rank's
 ///    own slot last;

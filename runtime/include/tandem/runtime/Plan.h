@@ -179,8 +179,8 @@ struct Step {
   int64_t commSms = 0;
   // Collective transport (JSON "transport"): true = the GPU's copy engines
   // ("copy_engine": peer copies, no SMs held, so no comm_sms), false = the
-  // SM kernels of NCCL ("sms", the default). all_gather and reduce_scatter
-  // only (validatePlan).
+  // SM kernels of NCCL ("sms", the default). all_gather, reduce_scatter
+  // and permute only (validatePlan).
   bool copyEngine = false;
   // The simulator's prediction for this step, in microseconds from the
   // step's start (negative = none).
