@@ -217,8 +217,10 @@ void mlir::tandem::writeChromeTrace(ArrayRef<SimulationReport> reports,
       llvm::json::Object args{
           {"alone_us", task.aloneUs},
           {"slowdown", task.aloneUs > 0 ? dur / task.aloneUs : 1.0}};
-      if (task.kind == sim::TaskKind::Collective)
+      if (task.kind == sim::TaskKind::Collective) {
         args["waited_for_sms_us"] = t.admittedUs - t.startUs;
+        args["transport"] = task.copyEngine ? "copy_engine" : "sms";
+      }
       events.push_back(llvm::json::Object{{"ph", "X"},
                                           {"name", task.name},
                                           {"cat", taskKindName(task.kind)},

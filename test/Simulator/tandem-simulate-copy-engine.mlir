@@ -28,6 +28,10 @@
 // BUILTIN: "span_us": 87.519{{[0-9]*}},
 // Beside a GEMM (183.065 us alone) the built-in copy-engine point slows a
 // GEMM by 1.00: the span is the GEMM's alone time.
+// The trace names the transport of every collective.
+// RUN: tandem-opt %t/model.mlir --tandem-simulate="trace=%t/trace.json" -o /dev/null
+// RUN: FileCheck %t/model.mlir --check-prefix=TRACE < %t/trace.json
+// TRACE: "transport": "copy_engine"
 // BUILTIN-LABEL: "function": "beside"
 // BUILTIN: "span_us": 183.065{{[0-9]*}},
 //
