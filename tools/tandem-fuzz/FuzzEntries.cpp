@@ -78,7 +78,8 @@ int fuzz::runOne(Target target, llvm::ArrayRef<uint8_t> input) {
     break;
   case Target::Overlap:
     if (text.size() <= kMaxOverlapBytes)
-      runPipeline(text, "builtin.module(tandem-overlap{strategy=auto})");
+      runPipeline(text, "builtin.module(tandem-overlap{strategy=auto "
+                        "copy-engines=true})");
     break;
   case Target::Calibration: {
     if (text.size() > kMaxCalibrationBytes)
