@@ -71,6 +71,10 @@ for c in "${CASES[@]}"; do
   elif [ "$mode" = run ]; then
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
     for s in "${list[@]}"; do
+      if [ ! -f "$out/$name.$s.json" ]; then
+        echo "=== $name $s: not prepared (run prepare with the same STRATS), skipped"
+        continue
+      fi
       echo "=== $name $s"
       # shellcheck disable=SC2086
       "$BUILD/bin/tandem-run" "$out/$name.$s.json" $flags --attention "$ATTENTION" --warmup 3 \
