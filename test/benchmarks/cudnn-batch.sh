@@ -19,7 +19,9 @@
 # FID_ATTENTION: the --attention values the fidelity cases run with
 # (default "fused cudnn"); STEPS: which parts run (default "build tests
 # attention fidelity check"; also "calibrate": tandem-calibrate --comm
-# emulated). Each part has a timeout; a part that fails is
+# emulated); BUILD_TARGETS: what the build step builds (default tandem-run,
+# tandem-attention-bench, tandem-calibrate, TandemRuntimeTests). Each part
+# has a timeout; a part that fails is
 # reported and the rest still run. lit never runs this file.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,8 +46,8 @@ if has build; then
   { cmake -G Ninja -S runtime -B $B -DCMAKE_BUILD_TYPE=Release \
       -DTANDEM_RUNTIME=ON -DTANDEM_CUDNN=ON -DCUDNN_ROOT="$CUDNN_ROOT" \
       -DTANDEM_CUDNN_FRONTEND_DIR="$PWD/build-runtime/cudnn-frontend/include" &&
-    timeout 240 ninja -C $B -j"$(nproc)" tandem-run tandem-attention-bench \
-      tandem-calibrate TandemRuntimeTests; } > "$R/build.log" 2>&1
+    timeout 240 ninja -C $B -j"$(nproc)" ${BUILD_TARGETS:-tandem-run \
+      tandem-attention-bench tandem-calibrate TandemRuntimeTests}; } > "$R/build.log" 2>&1
   rc=$?; stamp build $rc
   grep -E "Tandem runtime:" "$R/build.log"
   [ $rc -eq 0 ] || { tail -40 "$R/build.log"; exit 1; }
