@@ -294,6 +294,26 @@ static unsigned jsonNesting(llvm::StringRef text, unsigned limit) {
   return deepest;
 }
 
+/// The three slowdown factors of a contention row or of the copy-engine
+/// point, each in [1, kMaxSlowdown].
+static bool readSlowdowns(const llvm::json::Object &obj,
+                          const std::string &where, ContentionPoint &p,
+                          std::string &error) {
+  for (auto [key, field] :
+       {std::pair<llvm::StringRef, double *>{"gemm_slowdown", &p.gemmSlowdown},
+        {"memory_slowdown", &p.memorySlowdown},
+        {"comm_slowdown", &p.commSlowdown}}) {
+    std::optional<double> v = obj.getNumber(key);
+    if (!v || !(*v >= 1.0 && *v <= kMaxSlowdown)) {
+      error = where + ": \"" + key.str() + "\" must be a number in " +
+              rangeStr(1.0, kMaxSlowdown) + " (a slowdown factor)";
+      return false;
+    }
+    *field = *v;
+  }
+  return true;
+}
+
 std::optional<Calibration> Calibration::parse(llvm::StringRef text,
                                               llvm::StringRef origin,
                                               std::string &error) {
@@ -346,18 +366,8 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
       return std::nullopt;
     }
     p.commSms = *sms;
-    for (auto [key, field] : {std::pair<llvm::StringRef, double *>{
-                                  "gemm_slowdown", &p.gemmSlowdown},
-                              {"memory_slowdown", &p.memorySlowdown},
-                              {"comm_slowdown", &p.commSlowdown}}) {
-      std::optional<double> v = obj->getNumber(key);
-      if (!v || !(*v >= 1.0 && *v <= kMaxSlowdown)) {
-        error = where + ": \"" + key.str() + "\" must be a number in " +
-                rangeStr(1.0, kMaxSlowdown) + " (a slowdown factor)";
-        return std::nullopt;
-      }
-      *field = *v;
-    }
+    if (!readSlowdowns(*obj, where, p, error))
+      return std::nullopt;
     if (!t.table.empty() && t.table.back().commSms >= p.commSms) {
       error = where + ": rows must be sorted by strictly increasing comm_sms";
       return std::nullopt;
@@ -376,18 +386,8 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
     if (!checkKnownKeys(*obj, kKnown, where, error))
       return std::nullopt;
     ContentionPoint p;
-    for (auto [key, field] : {std::pair<llvm::StringRef, double *>{
-                                  "gemm_slowdown", &p.gemmSlowdown},
-                              {"memory_slowdown", &p.memorySlowdown},
-                              {"comm_slowdown", &p.commSlowdown}}) {
-      std::optional<double> v = obj->getNumber(key);
-      if (!v || !(*v >= 1.0 && *v <= kMaxSlowdown)) {
-        error = where + ": \"" + key.str() + "\" must be a number in " +
-                rangeStr(1.0, kMaxSlowdown) + " (a slowdown factor)";
-        return std::nullopt;
-      }
-      *field = *v;
-    }
+    if (!readSlowdowns(*obj, where, p, error))
+      return std::nullopt;
     t.setCopyEnginePoint(p, t.origin);
     c.copyEngineContention = t.copyEnginePoint();
   }

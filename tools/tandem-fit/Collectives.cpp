@@ -353,13 +353,7 @@ void fit::writeCommCalibrationJson(const std::optional<Calibration> &base,
        << llvm::format("%.4f", *base->comm.copyEngineEfficiency);
   os << "\n  },";
   if (base && base->copyEngineContention)
-    os << "\n  \"copy_engine_contention\": {\"gemm_slowdown\": "
-       << llvm::format("%.3f", base->copyEngineContention->gemmSlowdown)
-       << ", \"memory_slowdown\": "
-       << llvm::format("%.3f", base->copyEngineContention->memorySlowdown)
-       << ", \"comm_slowdown\": "
-       << llvm::format("%.3f", base->copyEngineContention->commSlowdown)
-       << "},";
+    writeCopyEngineContention(*base->copyEngineContention, os);
   os << "\n  \"contention\": [";
   ContentionTable table = base ? base->contention : ContentionTable::defaults();
   const std::vector<ContentionPoint> &points = table.points();

@@ -536,6 +536,14 @@ std::optional<FitResult> fit::fitCalibration(const RawMeasurements &raw,
   return result;
 }
 
+void fit::writeCopyEngineContention(const ContentionPoint &p,
+                                    llvm::raw_ostream &os) {
+  os << "\n  \"copy_engine_contention\": {\"gemm_slowdown\": "
+     << llvm::format("%.3f", p.gemmSlowdown)
+     << ", \"memory_slowdown\": " << llvm::format("%.3f", p.memorySlowdown)
+     << ", \"comm_slowdown\": " << llvm::format("%.3f", p.commSlowdown) << "},";
+}
+
 void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
                                llvm::StringRef rawPath, llvm::raw_ostream &os) {
   const GemmFit &gemm = fit.useWaveOverhead ? fit.extended : fit.base;
@@ -584,12 +592,7 @@ void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
        << "_hbm_efficiency\": " << llvm::format("%.4f", k.hbmEfficiency);
   os << "\n  },";
   if (fit.copyEngine)
-    os << "\n  \"copy_engine_contention\": {\"gemm_slowdown\": "
-       << llvm::format("%.3f", fit.copyEngine->gemmSlowdown)
-       << ", \"memory_slowdown\": "
-       << llvm::format("%.3f", fit.copyEngine->memorySlowdown)
-       << ", \"comm_slowdown\": "
-       << llvm::format("%.3f", fit.copyEngine->commSlowdown) << "},";
+    writeCopyEngineContention(*fit.copyEngine, os);
   os << "\n  \"contention\": [";
   for (auto [i, p] : llvm::enumerate(fit.contention))
     os << (i ? ",\n" : "\n") << "    {\"comm_sms\": " << p.commSms

@@ -126,6 +126,10 @@ std::optional<FitResult> fitCalibration(const RawMeasurements &raw,
                                         std::string &error);
 
 /// Writes the calibration file (docs/cost-model.md, "Calibration file").
+/// Writes a calibration file's "copy_engine_contention" member (with its
+/// leading newline and trailing comma), as tandem-fit writes every file.
+void writeCopyEngineContention(const ContentionPoint &p, llvm::raw_ostream &os);
+
 void writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
                           llvm::StringRef rawPath, llvm::raw_ostream &os);
 
