@@ -104,6 +104,7 @@ llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
                         {"--ffn", m.ffn},
                         {"--layers", m.layers},
                         {"--seq", config.seq},
+                        {"--sequences", config.sequences},
                         {"--micro-batches", config.microBatches}};
   for (const Size &size : sizes)
     if (size.value <= 0)
@@ -126,17 +127,26 @@ llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
         m.layers, config.microBatches, m.layers * config.microBatches,
         kMaxLayerPasses));
   // The dialect refuses tensors above kMaxTensorBytes. Every generated
-  // tensor has at most max(seq, hidden) rows of at most max(3 x hidden,
-  // 2 x ffn) columns (q/k/v packs at most three hidden widths, a swiglu fc1
-  // two ffn widths), of at most 4 bytes: refuse a step whose bound exceeds
-  // it, rather than generate IR that does not verify. Every factor is below
-  // 2^26, so the product cannot overflow.
-  int64_t rows = std::max(config.seq, m.hidden);
+  // tensor has at most max(sequences x seq, hidden) rows of at most max(3 x
+  // hidden, 2 x ffn) columns (q/k/v packs at most three hidden widths, a
+  // swiglu fc1 two ffn widths), of at most 4 bytes: refuse a step whose bound
+  // exceeds it, rather than generate IR that does not verify. Every factor is
+  // below 2^26 (the tokens, a product of two, are checked first), so the
+  // product cannot overflow.
+  if (config.sequences * config.seq > kMaxSize)
+    return makeError(llvm::formatv(
+        "--sequences ({0}) x --seq ({1}) = {2} tokens per micro-batch is more "
+        "than tandem-gen supports ({3})",
+        config.sequences, config.seq, config.sequences * config.seq, kMaxSize));
+  int64_t rows = std::max(config.sequences * config.seq, m.hidden);
   int64_t cols = std::max(3 * m.hidden, 2 * m.ffn);
   if (rows * cols * 4 > kMaxTensorBytes)
     return makeError(llvm::formatv(
-        "--seq ({0}), --hidden ({1}) and --ffn ({2}) give tensors of up to "
-        "{3} x {4} elements, more than the dialect's {5} bytes per tensor",
+        "{0}--seq ({1}), --hidden ({2}) and --ffn ({3}) give tensors of up to "
+        "{4} x {5} elements, more than the dialect's {6} bytes per tensor",
+        config.sequences == 1
+            ? std::string()
+            : llvm::formatv("--sequences ({0}) x ", config.sequences).str(),
         config.seq, m.hidden, m.ffn, rows, cols, kMaxTensorBytes));
 
   const NodeNetwork *network = lookupNodeNetwork(config.target);
@@ -271,6 +281,9 @@ const char *const kWeightParts[kWeights] = {"ln1", "qkv", "proj",
 /// Forward values of one layer that the backward pass reads.
 struct LayerActivations {
   Value x, ln1, qkv, attn, x2, ln2, fc1, act;
+  /// With several sequences: each sequence's rows of qkv and its attention
+  /// output.
+  SmallVector<Value> qkvSeqs, attnSeqs;
 };
 
 /// Builds one module: the groups and func.func @train_step.
@@ -279,8 +292,9 @@ public:
   StepBuilder(MLIRContext &context, const StepConfig &config)
       : context(context), config(config), model(config.model),
         builder(&context) {
-    seq = config.seq;
-    shard = config.seq / config.tp;
+    sequences = config.sequences;
+    seq = config.sequences * config.seq;
+    shard = seq / config.tp;
     heads = model.heads / config.tp;
     kvHeads = model.kvHeads / config.tp;
     headDim = model.hidden / model.heads;
@@ -326,6 +340,14 @@ private:
                StringAttr layer, Location loc);
   Value elementwise(ElementwiseKind kind, ValueRange inputs,
                     ArrayRef<int64_t> resultShape, Location loc);
+  /// Sequence `s`'s rows of a gathered [sequences x seq, cols] tensor: every
+  /// rank's tokens of that sequence, in token order.
+  Value sequenceRows(Value gathered, int64_t s, Location loc);
+  /// The gathered layout again from one [seq, cols] value per sequence.
+  Value joinSequences(ValueRange perSequence, Location loc);
+  /// The interleave of a sequence's rows in a gathered tensor: its tokens
+  /// are one block in each rank's shard.
+  int64_t sequenceInterleave() const { return tpGroup ? config.tp : 1; }
 
   /// Forward pass of one layer; returns its output.
   Value forwardLayer(int64_t layer, int64_t mb, Value x,
@@ -344,10 +366,11 @@ private:
   const ModelShape &model;
   OpBuilder builder;
 
-  /// Per-rank sizes (see docs/tandem-gen.md): tokens, tokens per TP rank,
-  /// heads, KV heads and head width per rank, packed q/k/v columns, FFN
-  /// columns and fc1 output columns per rank.
-  int64_t seq, shard, heads, kvHeads, headDim, qkvCols, ffn, fc1Cols;
+  /// Per-rank sizes (see docs/tandem-gen.md): sequences per micro-batch,
+  /// tokens of the micro-batch, tokens per TP rank, heads, KV heads and head
+  /// width per rank, packed q/k/v columns, FFN columns and fc1 output columns
+  /// per rank.
+  int64_t sequences, seq, shard, heads, kvHeads, headDim, qkvCols, ffn, fc1Cols;
   Type elementType;
   FlatSymbolRefAttr tpGroup, dpGroup;
 
@@ -405,6 +428,21 @@ Value StepBuilder::reduceScatter(Value input, Location loc) {
                                  input, tpGroup, builder.getI64IntegerAttr(0));
 }
 
+Value StepBuilder::sequenceRows(Value gathered, int64_t s, Location loc) {
+  auto type = cast<RankedTensorType>(gathered.getType());
+  auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
+  return SliceOp::create(builder, loc, tensor({config.seq, type.getDimSize(1)}),
+                         gathered, i64(0), i64(s), i64(sequences),
+                         i64(sequenceInterleave()));
+}
+
+Value StepBuilder::joinSequences(ValueRange perSequence, Location loc) {
+  auto type = cast<RankedTensorType>(perSequence.front().getType());
+  auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
+  return ConcatOp::create(builder, loc, tensor({seq, type.getDimSize(1)}),
+                          perSequence, i64(0), i64(sequenceInterleave()));
+}
+
 Value StepBuilder::matmul(MatmulRole role, Value lhs, Value rhs,
                           bool transposeLhs, bool transposeRhs,
                           ArrayRef<int64_t> resultShape, StringAttr layer,
@@ -435,10 +473,25 @@ Value StepBuilder::forwardLayer(int64_t l, int64_t mb, Value x,
   saved.qkv =
       matmul(MatmulRole::fprop, a1, w[qkvW], false, false, {seq, qkvCols},
              layerAttr(l, "qkv"), name(l, "qkv", "fprop", mb));
-  saved.attn = AttentionOp::create(builder, name(l, "attn", "fprop", mb),
-                                   tensor({seq, heads * headDim}), saved.qkv,
-                                   heads, kvHeads, headDim, /*causal=*/true,
-                                   layerAttr(l, "attn"));
+  // Attention runs per sequence: a sequence's tokens attend to each other
+  // only.
+  if (sequences == 1) {
+    saved.attn = AttentionOp::create(builder, name(l, "attn", "fprop", mb),
+                                     tensor({seq, heads * headDim}), saved.qkv,
+                                     heads, kvHeads, headDim, /*causal=*/true,
+                                     layerAttr(l, "attn"));
+  } else {
+    for (int64_t s = 0; s < sequences; ++s) {
+      std::string suffix = ".s" + std::to_string(s);
+      saved.qkvSeqs.push_back(
+          sequenceRows(saved.qkv, s, name(l, "qkv", "seq" + suffix, mb)));
+      saved.attnSeqs.push_back(AttentionOp::create(
+          builder, name(l, "attn", "fprop" + suffix, mb),
+          tensor({config.seq, heads * headDim}), saved.qkvSeqs.back(), heads,
+          kvHeads, headDim, /*causal=*/true, layerAttr(l, "attn")));
+    }
+    saved.attn = joinSequences(saved.attnSeqs, name(l, "attn", "join", mb));
+  }
   Value proj =
       matmul(MatmulRole::fprop, saved.attn, w[projW], false, false, {seq, h},
              layerAttr(l, "proj"), name(l, "proj", "fprop", mb));
@@ -509,10 +562,26 @@ Value StepBuilder::backwardLayer(int64_t l, int64_t mb, Value dy,
                         {heads * headDim, h}, layerAttr(l, "proj"),
                         name(l, "proj", "wgrad", mb));
   addGradient(l, projW, mb, dwProj);
-  Value dqkv = AttentionGradOp::create(builder, name(l, "attn", "dgrad", mb),
-                                       tensor({seq, qkvCols}), dattn, saved.qkv,
-                                       saved.attn, heads, kvHeads, headDim,
-                                       /*causal=*/true, layerAttr(l, "attn"));
+  Value dqkv;
+  if (sequences == 1) {
+    dqkv = AttentionGradOp::create(builder, name(l, "attn", "dgrad", mb),
+                                   tensor({seq, qkvCols}), dattn, saved.qkv,
+                                   saved.attn, heads, kvHeads, headDim,
+                                   /*causal=*/true, layerAttr(l, "attn"));
+  } else {
+    SmallVector<Value> perSequence;
+    for (int64_t s = 0; s < sequences; ++s) {
+      std::string suffix = ".s" + std::to_string(s);
+      Value dout =
+          sequenceRows(dattn, s, name(l, "attn", "grad_seq" + suffix, mb));
+      perSequence.push_back(AttentionGradOp::create(
+          builder, name(l, "attn", "dgrad" + suffix, mb),
+          tensor({config.seq, qkvCols}), dout, saved.qkvSeqs[s],
+          saved.attnSeqs[s], heads, kvHeads, headDim, /*causal=*/true,
+          layerAttr(l, "attn")));
+    }
+    dqkv = joinSequences(perSequence, name(l, "attn", "grad_join", mb));
+  }
   Value da1 = matmul(MatmulRole::dgrad, dqkv, w[qkvW], false, true, {seq, h},
                      layerAttr(l, "qkv"), name(l, "qkv", "dgrad", mb));
   Value a1 = allGather(saved.ln1, name(l, "qkv", "wgrad_ag", mb));

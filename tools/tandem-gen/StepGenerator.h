@@ -89,8 +89,11 @@ llvm::ArrayRef<NodeNetwork> getNodeNetworks();
 /// Everything that decides the generated step.
 struct StepConfig {
   ModelShape model;
-  /// Tokens per micro-batch (the full sequence, before sequence parallelism).
+  /// Tokens per sequence (the full sequence, before sequence parallelism).
   int64_t seq = 2048;
+  /// Sequences per micro-batch: each rank holds seq/tp tokens of every
+  /// sequence, and attention runs once per sequence.
+  int64_t sequences = 1;
   int64_t microBatches = 1;
   /// Tensor-parallel and data-parallel degrees.
   int64_t tp = 8;

@@ -91,8 +91,13 @@ static IntOpt
     layers("layers",
            cl::desc("Transformer layers (default: the preset's; custom: 1)"),
            cl::value_desc("n"), cl::cat(genCategory));
-static IntOpt seq("seq", cl::desc("Tokens per micro-batch (default 2048)"),
+static IntOpt seq("seq", cl::desc("Tokens per sequence (default 2048)"),
                   cl::value_desc("n"), cl::init("2048"), cl::cat(genCategory));
+static IntOpt
+    sequences("sequences",
+              cl::desc("Sequences per micro-batch (default 1); attention runs "
+                       "once per sequence"),
+              cl::value_desc("n"), cl::init("1"), cl::cat(genCategory));
 static IntOpt
     microBatches("micro-batches",
                  cl::desc("Micro-batches accumulated in one step (default 1)"),
@@ -218,6 +223,7 @@ static std::optional<std::string> readOptions(StepConfig &config) {
   }
 
   for (auto [option, field] : {std::pair{&seq, &config.seq},
+                               {&sequences, &config.sequences},
                                {&microBatches, &config.microBatches},
                                {&tp, &config.tp},
                                {&dp, &config.dp}})

@@ -180,3 +180,33 @@
 
 // LOCS: func.func @train_step(%x.mb0: tensor<32x256xbf16>, %l0.ln1.w: tensor<256xbf16>,
 // LOCS: %l0.fc1.wgrad.mb0 = tandem.matmul wgrad %l0.fc1.wgrad_ag.mb0, %l0.act.gelu_grad.mb0 transpose_lhs
+
+// Two sequences per micro-batch (--sequences 2 --seq 64 on TP=2): each rank
+// holds 32 tokens of each sequence, sequence-major (64 local rows). The
+// gathered qkv is rank-major, so sequence s is chunk s of 2 within every
+// rank's block (interleave 2); attention runs once per sequence and its
+// outputs are joined back in the same layout. Backward slices the proj dgrad
+// the same way, reuses each sequence's qkv and attention output, and joins
+// the attention gradients before the qkv GEMMs.
+// RUN: %{gen} --tp 2 --sequences 2 -o %t.seqs.mlir && tandem-opt %t.seqs.mlir -o /dev/null
+// RUN: FileCheck %s --check-prefix=SEQS --input-file=%t.seqs.mlir
+// SEQS-LABEL: func.func @train_step(
+// SEQS-SAME: %x.mb0: tensor<64x256xbf16>
+// SEQS: %l0.qkv.fprop.mb0 = tandem.matmul fprop %l0.qkv.ag.mb0, %l0.qkv.w {layer = "l0.qkv"} : tensor<128x256xbf16>, tensor<256x384xbf16> -> tensor<128x384xbf16>
+// SEQS-NEXT: %l0.qkv.seq.s0.mb0 = tandem.slice %l0.qkv.fprop.mb0 dim 0 chunk 0 of 2 interleave 2 : tensor<128x384xbf16> -> tensor<64x384xbf16>
+// SEQS-NEXT: %l0.attn.fprop.s0.mb0 = tandem.attention %l0.qkv.seq.s0.mb0 heads(2, 2) head_dim(64) causal {layer = "l0.attn"} : tensor<64x384xbf16> -> tensor<64x128xbf16>
+// SEQS-NEXT: %l0.qkv.seq.s1.mb0 = tandem.slice %l0.qkv.fprop.mb0 dim 0 chunk 1 of 2 interleave 2 : tensor<128x384xbf16> -> tensor<64x384xbf16>
+// SEQS-NEXT: %l0.attn.fprop.s1.mb0 = tandem.attention %l0.qkv.seq.s1.mb0 heads(2, 2) head_dim(64) causal {layer = "l0.attn"} : tensor<64x384xbf16> -> tensor<64x128xbf16>
+// SEQS-NEXT: %l0.attn.join.mb0 = tandem.concat %l0.attn.fprop.s0.mb0, %l0.attn.fprop.s1.mb0 dim 0 interleave 2 : tensor<64x128xbf16>, tensor<64x128xbf16> -> tensor<128x128xbf16>
+// SEQS-NEXT: %l0.proj.fprop.mb0 = tandem.matmul fprop %l0.attn.join.mb0, %l0.proj.w
+// SEQS: %l0.proj.wgrad.mb0 = tandem.matmul wgrad %l0.attn.join.mb0, %l0.proj.grad_ag.mb0 transpose_lhs
+// SEQS-NEXT: %l0.attn.grad_seq.s0.mb0 = tandem.slice %l0.proj.dgrad.mb0 dim 0 chunk 0 of 2 interleave 2 : tensor<128x128xbf16> -> tensor<64x128xbf16>
+// SEQS-NEXT: %l0.attn.dgrad.s0.mb0 = tandem.attention_grad %l0.attn.grad_seq.s0.mb0, %l0.qkv.seq.s0.mb0, %l0.attn.fprop.s0.mb0 heads(2, 2) head_dim(64) causal
+// SEQS-NEXT: %l0.attn.grad_seq.s1.mb0 = tandem.slice %l0.proj.dgrad.mb0 dim 0 chunk 1 of 2 interleave 2 : tensor<128x128xbf16> -> tensor<64x128xbf16>
+// SEQS-NEXT: %l0.attn.dgrad.s1.mb0 = tandem.attention_grad %l0.attn.grad_seq.s1.mb0, %l0.qkv.seq.s1.mb0, %l0.attn.fprop.s1.mb0 heads(2, 2) head_dim(64) causal
+// SEQS-NEXT: %l0.attn.grad_join.mb0 = tandem.concat %l0.attn.dgrad.s0.mb0, %l0.attn.dgrad.s1.mb0 dim 0 interleave 2 : tensor<64x384xbf16>, tensor<64x384xbf16> -> tensor<128x384xbf16>
+// SEQS-NEXT: %l0.qkv.dgrad.mb0 = tandem.matmul dgrad %l0.attn.grad_join.mb0, %l0.qkv.w transpose_rhs
+
+// On TP=1 there is nothing to interleave: sequence s is rows [s*64, s*64+64).
+// RUN: %{gen} --tp 1 --sequences 2 | FileCheck %s --check-prefix=SEQS-TP1
+// SEQS-TP1: %l0.qkv.seq.s1.mb0 = tandem.slice %l0.qkv.fprop.mb0 dim 0 chunk 1 of 2 : tensor<128x768xbf16> -> tensor<64x768xbf16>
