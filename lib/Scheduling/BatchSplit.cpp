@@ -49,6 +49,7 @@ private:
   int64_t cutInterleave(Value v);
   bool trySplit(Operation *op, OpBuilder &b);
   bool tryContraction(Operation *op, OpBuilder &b);
+  bool trySeeThrough(Operation *op, OpBuilder &b);
   void keepWhole(Operation *op, OpBuilder &b);
   Location partLoc(Location loc, int64_t p);
 
@@ -230,6 +231,64 @@ bool Splitter::tryContraction(Operation *op, OpBuilder &b) {
   return true;
 }
 
+bool Splitter::trySeeThrough(Operation *op, OpBuilder &b) {
+  auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
+  // A slice with this cut's interleave into a multiple m of k blocks: block c
+  // is block c mod m of part c / m (the rows seen as i groups of k blocks of
+  // m sub-blocks each). It is then no barrier: the ops that read one
+  // sequence's rows wait for that part only.
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    int64_t chunks = slice.getChunks(), interleave = slice.getInterleave();
+    if (slice.getDim() != 0 || chunks % k != 0 ||
+        get(slice.getInput()).parts.empty() ||
+        cutInterleave(slice.getInput()) != interleave)
+      return false;
+    int64_t m = chunks / k, chunk = slice.getChunk();
+    Value part = partsOf(slice.getInput(), interleave, b)[chunk / m];
+    if (m > 1) {
+      part = SliceOp::create(b, slice.getLoc(), slice.getType(), part, i64(0),
+                             i64(chunk % m), i64(m), i64(interleave));
+      ++stats.slices;
+    }
+    Mapped &result = mapped[slice.getResult()];
+    result.whole = part;
+    result.interleave = interleave;
+    replaced.push_back(op);
+    ++stats.seenThrough;
+    return true;
+  }
+  // A concat of a multiple m of k values along the rows: its part p is the
+  // concat of inputs p*m .. p*m+m-1 with the same interleave (the inputs
+  // themselves for m = 1), so that its row users need not wait for all of
+  // them.
+  auto concat = dyn_cast<ConcatOp>(op);
+  if (!concat || concat.getDim() != 0)
+    return false;
+  int64_t n = concat.getInputs().size(), interleave = concat.getInterleave();
+  if (n % k != 0 || !canCutRows(concat.getType(), k, interleave))
+    return false;
+  int64_t m = n / k;
+  Mapped result;
+  result.interleave = interleave;
+  for (int64_t p = 0; p < k; ++p) {
+    SmallVector<Value> inputs;
+    for (Value input : concat.getInputs().slice(p * m, m))
+      inputs.push_back(whole(input, b));
+    if (m == 1) {
+      result.parts.push_back(inputs.front());
+      continue;
+    }
+    result.parts.push_back(ConcatOp::create(b, partLoc(concat.getLoc(), p),
+                                            scaleRows(concat.getType(), 1, k),
+                                            inputs, i64(0), i64(interleave)));
+    ++stats.assemblies;
+  }
+  mapped[concat.getResult()] = std::move(result);
+  replaced.push_back(op);
+  ++stats.seenThrough;
+  return true;
+}
+
 void Splitter::keepWhole(Operation *op, OpBuilder &b) {
   // Results keep the interleave of the first operand with as many rows, so
   // that their row users are cut the way that operand was.
@@ -243,11 +302,17 @@ void Splitter::keepWhole(Operation *op, OpBuilder &b) {
           inherited = get(operand).interleave;
           break;
         }
+  // A barrier waits for an assembly of parts; an op whose operands all
+  // exist whole (a sequence's rows seen through) runs on its part alone.
+  bool assembles = llvm::any_of(op->getOperands(), [&](Value v) {
+    const Mapped &m = get(v);
+    return !m.whole;
+  });
   for (OpOperand &operand : op->getOpOperands())
     operand.set(whole(operand.get(), b));
   if (op->hasTrait<OpTrait::IsTerminator>())
     return;
-  ++stats.barriers;
+  ++(assembles ? stats.barriers : stats.onParts);
   for (OpResult result : op->getResults()) {
     Mapped &m = mapped[result];
     m.whole = result;
@@ -261,7 +326,8 @@ void Splitter::run() {
     ops.push_back(&op);
   for (Operation *op : ops) {
     OpBuilder b(op);
-    if (op->hasTrait<OpTrait::IsTerminator>() || !trySplit(op, b)) {
+    if (op->hasTrait<OpTrait::IsTerminator>() ||
+        (!trySeeThrough(op, b) && !trySplit(op, b))) {
       if (!tryContraction(op, b))
         keepWhole(op, b);
     }
@@ -594,6 +660,10 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
            << " op(s) run as parts, " << result.barriers
            << " take assembled operands (not row-local: attention, opaque "
               "kernels, wgrad contractions), "
+           << result.onParts
+           << " run whole on one part (one sequence's attention), "
+           << result.seenThrough
+           << " slice(s)/concat(s) of sequences seen through, "
            << result.assemblies << " concat(s), " << result.slices
            << " slice(s), " << result.partialSums
            << " weight-gradient addition(s)";

@@ -308,8 +308,15 @@ public:
     if (auto slice = dyn_cast<SliceOp>(op)) {
       if (slice.getDim() != 0)
         return false;
-      PartInfo info{lookup(slice.getInput()), int64_t(slice.getChunk()),
-                    int64_t(slice.getChunks()), int64_t(slice.getInterleave())};
+      int64_t chunk = slice.getChunk(), chunks = slice.getChunks(),
+              interleave = slice.getInterleave();
+      PartInfo info{lookup(slice.getInput()), chunk, chunks, interleave};
+      // Block c of m of part p of K (the same interleave) is part p*m + c
+      // of K*m: the rows of each of the interleave's groups are K*m blocks.
+      if (auto it = partOf.find(slice.getInput());
+          it != partOf.end() && it->second.interleave == interleave)
+        info = PartInfo{it->second.whole, it->second.part * chunks + chunk,
+                        it->second.parts * chunks, interleave};
       partOf[slice.getResult()] = info;
       hashes[slice.getResult()] = partHash(info);
       return true;
@@ -323,7 +330,7 @@ public:
       return true;
     std::optional<RowSplitRule> rule = getRowSplitRule(op);
     if (!rule)
-      return false;
+      return perPartHash(op);
     // Every row operand a part of the same cut, no other operand a part.
     std::optional<PartInfo> cut;
     for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
@@ -381,9 +388,46 @@ public:
     return true;
   }
 
+  /// An op that is not row-local (attention, an opaque kernel) whose
+  /// operands are all part p of one cut: part p of the op applied part by
+  /// part, a value defined as the concat of its k parts with the cut's
+  /// interleave. A sequence's attention in a program and in its split
+  /// hashes the same way, and so do the row users of the sequences' join.
+  bool perPartHash(Operation *op) {
+    if (isa<CollectiveOpInterface>(op) || op->getNumOperands() == 0 ||
+        op->getNumResults() == 0)
+      return false;
+    std::optional<PartInfo> cut;
+    for (Value operand : op->getOperands()) {
+      auto it = partOf.find(operand);
+      if (it == partOf.end() ||
+          (cut &&
+           (cut->part != it->second.part || cut->parts != it->second.parts ||
+            cut->interleave != it->second.interleave)))
+        return false;
+      cut = it->second;
+    }
+    for (Type type : op->getResultTypes())
+      if (auto t = dyn_cast<RankedTensorType>(type); !t || t.getRank() == 0)
+        return false;
+    llvm::hash_code opHash = llvm::hash_combine(
+        llvm::StringRef("per-part"), localKey(op), cut->parts, cut->interleave);
+    for (Value operand : op->getOperands())
+      opHash = llvm::hash_combine(opHash, partOf.find(operand)->second.whole);
+    for (OpResult result : op->getResults()) {
+      PartInfo info{llvm::hash_combine(opHash, result.getResultNumber()),
+                    cut->part, cut->parts, cut->interleave};
+      partOf[result] = info;
+      hashes[result] = partHash(info);
+    }
+    return true;
+  }
+
   /// A concat of every part of one value, in order: with the parts'
   /// interleave it is that value; with interleave 1 (and another cut) it
-  /// is its rows permuted the same way for every value so cut.
+  /// is its rows permuted the same way for every value so cut. A concat of
+  /// n consecutive parts q*n .. q*n+n-1 of K, with their interleave, is
+  /// part q of K/n.
   bool concatHash(ConcatOp concat) {
     if (concat.getDim() != 0)
       return false;
@@ -391,15 +435,28 @@ public:
     std::optional<PartInfo> first;
     for (auto [j, input] : llvm::enumerate(concat.getInputs())) {
       auto it = partOf.find(input);
-      if (it == partOf.end() || it->second.part != int64_t(j) ||
-          it->second.parts != n ||
+      if (it == partOf.end() ||
+          (first ? it->second.part != first->part + int64_t(j)
+                 : it->second.part % n != 0) ||
+          it->second.parts % n != 0 ||
           (first && (it->second.whole != first->whole ||
+                     it->second.parts != first->parts ||
                      it->second.interleave != first->interleave)))
         return false;
-      first = it->second;
+      if (!first)
+        first = it->second;
     }
     if (!first)
       return false;
+    if (first->parts != n) {
+      if (int64_t(concat.getInterleave()) != first->interleave)
+        return false;
+      PartInfo info{first->whole, first->part / n, first->parts / n,
+                    first->interleave};
+      partOf[concat.getResult()] = info;
+      hashes[concat.getResult()] = partHash(info);
+      return true;
+    }
     if (int64_t(concat.getInterleave()) == first->interleave) {
       hashes[concat.getResult()] = first->whole;
       return true;

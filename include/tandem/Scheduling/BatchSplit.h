@@ -57,12 +57,17 @@ struct BatchSplitCandidate {
 };
 
 struct BatchSplitResult {
-  int64_t parts = 1;        ///< Applied; 1 = left unsplit.
+  int64_t parts = 1; ///< Applied; 1 = left unsplit.
   /// Applied with one part: the input's ops reordered by the list
   /// scheduler (micro-batches interleaved).
   bool reordered = false;
-  unsigned splitOps = 0;    ///< Ops of the input that run as parts.
-  unsigned barriers = 0;    ///< Ops that took assembled operands.
+  unsigned splitOps = 0; ///< Ops of the input that run as parts.
+  unsigned barriers = 0; ///< Ops that took assembled operands.
+  /// Ops kept whole that read one part (a sequence's attention).
+  unsigned onParts = 0;
+  /// Slices and concats whose parts are the split's parts (the rows of
+  /// one sequence, their join).
+  unsigned seenThrough = 0;
   unsigned assemblies = 0;  ///< Concats built (in place or copies).
   unsigned slices = 0;      ///< Slices built (views or copies).
   unsigned partialSums = 0; ///< Additions of weight-gradient parts.
