@@ -71,7 +71,8 @@ PeakMemory mlir::tandem::computePeakMemory(Block &block) {
       if (auto wait = dyn_cast<WaitOp>(&op)) {
         // The wait hands out the buffer the collective wrote.
         if (auto it = bufferOf.find(wait.getFuture()); it != bufferOf.end()) {
-          bufferOf[res] = it->second;
+          unsigned buffer = it->second; // copy before the map may grow
+          bufferOf[res] = buffer;
           continue;
         }
       }

@@ -42,8 +42,12 @@ public:
     for (Operation &op : block) {
       if (auto wait = dyn_cast<WaitOp>(op)) {
         hashes[wait.getResult()] = lookup(wait.getFuture());
-        if (auto it = partOf.find(wait.getFuture()); it != partOf.end())
-          partOf[wait.getResult()] = it->second;
+        // Copy before inserting: the insertion may grow the map and move
+        // the entry `it` points to.
+        if (auto it = partOf.find(wait.getFuture()); it != partOf.end()) {
+          PartInfo info = it->second;
+          partOf[wait.getResult()] = info;
+        }
         continue;
       }
       // The assembly of a chunk pipeline hashes like the unsplit pair it

@@ -105,7 +105,8 @@ mlir::tandem::simulateFunction(func::FuncOp func, const CostModel &model,
     for (Value res : op.getResults()) {
       if (auto wait = dyn_cast<WaitOp>(op))
         if (auto b = bufferOf.find(wait.getFuture()); b != bufferOf.end()) {
-          bufferOf[res] = b->second;
+          unsigned buffer = b->second; // copy before the map may grow
+          bufferOf[res] = buffer;
           continue;
         }
       bufferOf[res] = intervals.size();
@@ -240,8 +241,8 @@ void mlir::tandem::printSummary(const SimulationReport &r,
                                 llvm::raw_ostream &os) {
   auto ms = [](double us) { return llvm::format("%10.3f ms", us / 1000.0); };
   os << "@" << r.function << ": " << r.numComputeOps << " compute ops, "
-     << r.numCollectives << " collectives, " << r.model.problem().streamNames.size()
-     << " stream(s)\n";
+     << r.numCollectives << " collectives, "
+     << r.model.problem().streamNames.size() << " stream(s)\n";
   os << "  span                " << ms(r.spanUs) << "\n";
   os << "  compute (alone)     " << ms(r.computeUs) << "\n";
   os << "  communication       " << ms(r.commUs) << "\n";
