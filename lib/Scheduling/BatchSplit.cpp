@@ -457,15 +457,19 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
           (pick == ~0u ||
            std::make_pair(rank[i], i) < std::make_pair(rank[pick], pick)))
         pick = i;
-    // An op that feeds no collective only fills a gap it fits in: it must
-    // not delay an op on the way to a collective that becomes ready first.
+    // An op that feeds no collective (a wgrad) runs only while the ops on
+    // the way to a collective wait (for a collective's result): one that can
+    // start now goes first. The wgrad may outlast the gap; its excess is
+    // compute the step runs anyway, and idling until the gap ends would
+    // only push it to the end of the step, where no collective is left to
+    // hide under and AG-WGRAD finds no later window to move it into.
     if (rank[pick] == inf) {
       unsigned urgent = ~0u;
       for (unsigned i : readyCompute)
         if (rank[i] != inf && (urgent == ~0u || startOf(i) < startOf(urgent) ||
                                (startOf(i) == startOf(urgent) && i < urgent)))
           urgent = i;
-      if (urgent != ~0u && earliest + dur[pick] > startOf(urgent))
+      if (urgent != ~0u && startOf(urgent) <= earliest)
         pick = urgent;
     }
     double end = startOf(pick) + dur[pick];

@@ -21,10 +21,11 @@
 // CHECK: tandem.attention %[[QKV]]
 // CHECK: tandem.slice %{{.*}} dim 0 chunk 0 of 2 interleave 2 : tensor<64x128xbf16> -> tensor<32x128xbf16>
 // CHECK-COUNT-2: tandem.reduce_scatter %{{.*}} on @tp dim 0 : tensor<32x256xbf16> -> tensor<16x256xbf16>
-// CHECK: tandem.attention_grad
+// CHECK-COUNT-2: tandem.norm_grad layer {{.*}} {layer = "l0.ln2"}
 // CHECK: tandem.concat %{{.*}}, %{{.*}} dim 0 : tensor<32x256xbf16>, tensor<32x256xbf16> -> tensor<64x256xbf16>
 // CHECK: tandem.matmul wgrad %{{.*}}, %{{.*}} transpose_lhs {layer = "l0.fc2"} : tensor<64x256xbf16>, tensor<64x256xbf16>
-// CHECK-COUNT-2: tandem.norm_grad layer
+// CHECK: tandem.attention_grad
+// CHECK-COUNT-2: tandem.norm_grad layer {{.*}} {layer = "l0.ln1"}
 // CHECK: tandem.elementwise add %{{.*}}, %{{.*}} : tensor<256xbf16>, tensor<256xbf16> -> tensor<256xbf16>
 // CHECK: return
 //

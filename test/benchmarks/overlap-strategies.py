@@ -32,7 +32,7 @@ numbers are simulator predictions, not GPU measurements.
 
 usage: overlap-strategies.py [--build build] [--jobs 2] [--repeat 3]
                              [--quick] [--skip-timing] [--scaling]
-                             [--layers N|full]
+                             [--layers N|full] [--sequences N]
 
 --layers full generates each model at its real depth (gpt3-175b 96 layers,
 llama3-70b 80), the shape the issue's backward-hiding target is about; the
@@ -126,11 +126,14 @@ def compute_time(trace_path):
 
 
 def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
-             micro_batches=1, strategies=STRATEGIES):
+             micro_batches=1, strategies=STRATEGIES, sequences=1):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
+    # seq is the micro-batch's tokens; with several sequences each holds
+    # seq / sequences of them (the GEMMs and collectives stay the same).
     g = run([gen, "--model", model, "--layers", str(layers), "--tp", str(tp),
-             "--seq", str(seq), "--target", "h200", "--topology", topo,
+             "--seq", str(seq // sequences), "--sequences", str(sequences),
+             "--target", "h200", "--topology", topo,
              "--micro-batches", str(micro_batches),
              "--print-locations", "-o", step])
     if g.returncode != 0:
@@ -208,6 +211,11 @@ def main():
                          "llama3-70b 80)")
     ap.add_argument("--micro-batches", type=int, default=1,
                     help="micro-batches of the generated steps (default 1)")
+    ap.add_argument("--sequences", type=int, default=1,
+                    help="sequences per micro-batch (default 1): each case's "
+                         "seq tokens are split into this many sequences "
+                         "(tandem-gen --sequences), attention runs per "
+                         "sequence")
     ap.add_argument("--calibration", default="",
                     help="calibration file for planning and simulating "
                          "(default: the h200 preset)")
@@ -220,6 +228,9 @@ def main():
     full_depth = {"gpt3-175b": 96, "llama3-70b": 80}
     if args.layers != "full" and not args.layers.isdigit():
         ap.error("--layers takes a number or 'full'")
+    if args.sequences < 1 or 2048 % args.sequences:
+        ap.error("--sequences must divide 2048 (the shortest case's tokens), "
+                 "got %d" % args.sequences)
 
     def depth(model):
         return full_depth[model] if args.layers == "full" else int(args.layers)
@@ -244,7 +255,7 @@ def main():
             results = list(ex.map(
                 lambda c: run_case(gen, opt, *c, tmp, depth(c[0]),
                                    args.calibration, args.micro_batches,
-                                   strategies),
+                                   strategies, args.sequences),
                 cases))
         good = [r for r in results if "error" not in r]
         for r in results:
@@ -256,6 +267,9 @@ def main():
         print("Spans in ms, simulated: ", end="")
         print(layers_text + (", one micro-batch" if args.micro_batches == 1
                              else ", %d micro-batches" % args.micro_batches) +
+              ("" if args.sequences == 1 else
+               " of %d sequences (seq = tokens per micro-batch)"
+               % args.sequences) +
               ", h200" +
               (" with calibration %s" % args.calibration
                if args.calibration else " preset") + "." + " *bound*: max(compute, comm) of "
