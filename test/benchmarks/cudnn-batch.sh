@@ -88,7 +88,7 @@ if has fidelity && [ -n "${FID:-}" ] && [ -d "$FID" ]; then
 fi
 
 if has check && [ -n "${RC:-}" ] && [ -d "$RC" ]; then
-  timeout 150 env BUILD=$B TANDEM_ATTENTION=cudnn \
+  timeout ${CHECK_TIMEOUT:-150} env BUILD=$B TANDEM_ATTENTION=cudnn \
     bash "$here/runtime-check.sh" run "$RC" > "$R/runtime-check-cudnn.log" 2>&1
   stamp "runtime-check (cuDNN attention)" $?
   tail -8 "$R/runtime-check-cudnn.log"

@@ -48,6 +48,10 @@ CASES=(
   "llama3-70b-tp8-s4096|--model llama3-70b --layers 2 --tp 8 --seq 4096|all|--emulate-fabric|"
   "llama3-70b-tp8-s8192|--model llama3-70b --layers 2 --tp 8 --seq 8192|all|--emulate-fabric|"
   "gpt3-175b-tp8-s4096|--model gpt3-175b --layers 2 --tp 8 --seq 4096|all|--emulate-fabric|"
+  # The tokens of llama3-70b-tp8-s4096 as 2 sequences of 2048 (attention
+  # per sequence; split-batch may split along them), and a TP=1 step of 2.
+  "llama3-70b-tp8-s2048x2|--model llama3-70b --layers 2 --tp 8 --seq 2048 --sequences 2|all|--emulate-fabric|"
+  "llama3-8b-tp1-s1024x2|--model llama3-8b --layers 2 --tp 1 --seq 1024 --sequences 2|none split auto||"
 )
 cal_opt=""
 [ -n "$CAL" ] && cal_opt=" calibration=$CAL"

@@ -79,6 +79,21 @@ if [ "$mode" = prepare ]; then
     "$opt" "$out/l8tp1.mlir" --tandem-split-batch=parts=$k --tandem-overlap=strategy=bulk \
       --tandem-export-plan="file=$out/l8tp1-split$k.json" -o /dev/null 2>/dev/null
   done
+  # Splits along whole sequences (tandem-gen --sequences): an emulated
+  # TP=8 layer of 2 sequences split by sequence, the same with auto (which
+  # may choose the split and copy-engine collectives), and a TP=1 step.
+  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 2048 \
+    --sequences 2 -o "$out/l70seq.mlir"
+  "$opt" "$out/l70seq.mlir" --tandem-export-plan="file=$out/l70seq-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70seq.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=reschedule \
+    --tandem-export-plan="file=$out/l70seq-split2.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70seq.mlir" --tandem-overlap="strategy=auto copy-engines=true" \
+    --tandem-export-plan="file=$out/l70seq-auto-ce.json" -o /dev/null 2>/dev/null
+  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 1024 \
+    --sequences 2 -o "$out/l8seq.mlir"
+  "$opt" "$out/l8seq.mlir" --tandem-export-plan="file=$out/l8seq-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l8seq.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
+    --tandem-export-plan="file=$out/l8seq-split2.json" -o /dev/null 2>/dev/null
   nc="$here/runtime/Inputs/single-rank-collectives.mlir"
   "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$nc" --tandem-overlap=strategy=bulk \
@@ -114,6 +129,12 @@ elif [ "$mode" = run ]; then
     check "llama3-8b TP1 split$k" "$run" "$out/l8tp1-split$k.json" \
       --check --reference "$out/l8tp1-ref.json" --iters 3 --warmup 1
   done
+  for v in split2 auto-ce; do
+    check "llama3-70b TP8 2 seqs $v emulated" "$run" "$out/l70seq-$v.json" \
+      --emulate-fabric --check --reference "$out/l70seq-ref.json" --iters 2 --warmup 1
+  done
+  check "llama3-8b TP1 2 seqs split2" "$run" "$out/l8seq-split2.json" \
+    --check --reference "$out/l8seq-ref.json" --iters 3 --warmup 1
   check "one-rank NCCL (threads)" "$run" "$out/nccl1-bulk.json" \
     --check --reference "$out/nccl1-ref.json" --iters 3
   if [ -n "${MPI_RUN:-}" ]; then
