@@ -77,7 +77,7 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
         break;
       }
       if (auto s = getStartOf(prev); s && sameGroup(s, start)) {
-        if (inFlight + 1 > options.maxInFlight) {
+        if (options.maxInFlight > 0 && inFlight + 1 > options.maxInFlight) {
           hoistStop = "the in-flight limit (" +
                       std::to_string(options.maxInFlight) + ") at " +
                       describe(prev);
@@ -118,7 +118,7 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       }
       if (auto other = dyn_cast<CollectiveOpInterface>(next);
           other && sameGroup(other, start)) {
-        if (waitInFlight + 1 > options.maxInFlight) {
+        if (options.maxInFlight > 0 && waitInFlight + 1 > options.maxInFlight) {
           sinkBefore = next;
           sinkStop = "the in-flight limit (" +
                      std::to_string(options.maxInFlight) + ") at " +

@@ -1,7 +1,7 @@
 //===- BulkOverlap.cpp - The tandem-bulk-overlap pass ---------------------===//
 
-#include "tandem/Scheduling/Overlap.h"
 #include "tandem/Analysis/Target.h"
+#include "tandem/Scheduling/Overlap.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "tandem/Transforms/Passes.h"
@@ -22,9 +22,10 @@ struct BulkOverlapPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (maxInFlight < 1) {
-      module.emitError() << "max-in-flight must be at least 1, got "
-                         << static_cast<int64_t>(maxInFlight);
+    if (maxInFlight < 0) {
+      module.emitError()
+          << "max-in-flight must be 0 (no limit) or positive, got "
+          << static_cast<int64_t>(maxInFlight);
       return signalPassFailure();
     }
     if (memoryBudget < 0) {
@@ -32,7 +33,8 @@ struct BulkOverlapPass
                          << static_cast<int64_t>(memoryBudget);
       return signalPassFailure();
     }
-    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model =
+        buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

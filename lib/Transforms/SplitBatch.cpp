@@ -31,9 +31,9 @@ struct SplitBatchPass
                          << static_cast<int64_t>(parts);
       return signalPassFailure();
     }
-    if (memoryBudget < 0 || maxInFlight < 1) {
-      module.emitError() << "memory-budget must not be negative and "
-                            "max-in-flight must be at least 1";
+    if (memoryBudget < 0 || maxInFlight < 0) {
+      module.emitError() << "memory-budget and max-in-flight must not be "
+                            "negative";
       return signalPassFailure();
     }
     FailureOr<CostModel> model =

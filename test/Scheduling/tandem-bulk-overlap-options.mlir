@@ -1,5 +1,5 @@
-// RUN: tandem-opt %s --tandem-bulk-overlap=max-in-flight=0 -verify-diagnostics -o /dev/null
+// RUN: tandem-opt %s --tandem-bulk-overlap=max-in-flight=-1 -verify-diagnostics -o /dev/null
 
-// expected-error @+1 {{max-in-flight must be at least 1, got 0}}
+// expected-error @+1 {{max-in-flight must be 0 (no limit) or positive, got -1}}
 module attributes {tandem.target = #tandem.target<"h200">} {
 }

@@ -126,7 +126,7 @@ def compute_time(trace_path):
 
 
 def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
-             micro_batches=1, strategies=STRATEGIES, sequences=1):
+             micro_batches=1, strategies=STRATEGIES, sequences=1, extra=""):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
     # seq is the micro-batch's tokens; with several sequences each holds
@@ -146,7 +146,7 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
         cal = " calibration=%s" % calibration if calibration else ""
         overlap = ("strategy=auto copy-engines=true" if strat == AUTO_CE
                    else "strategy=%s" % strat)
-        r = run([opt, step, "--tandem-overlap=%s%s" % (overlap, cal),
+        r = run([opt, step, "--tandem-overlap=%s%s%s" % (overlap, cal, extra),
                  "--tandem-simulate=report=%s trace=%s%s" % (rep, trace, cal),
                  "-o", os.devnull, "--mlir-print-op-on-diagnostic=false"])
         if r.returncode != 0:
@@ -216,6 +216,9 @@ def main():
                          "seq tokens are split into this many sequences "
                          "(tandem-gen --sequences), attention runs per "
                          "sequence")
+    ap.add_argument("--overlap-options", default="",
+                    help="more tandem-overlap options for every strategy, "
+                         "e.g. 'max-in-flight=4'")
     ap.add_argument("--calibration", default="",
                     help="calibration file for planning and simulating "
                          "(default: the h200 preset)")
@@ -255,7 +258,9 @@ def main():
             results = list(ex.map(
                 lambda c: run_case(gen, opt, *c, tmp, depth(c[0]),
                                    args.calibration, args.micro_batches,
-                                   strategies, args.sequences),
+                                   strategies, args.sequences,
+                                   (" " + args.overlap_options
+                                    if args.overlap_options else "")),
                 cases))
         good = [r for r in results if "error" not in r]
         for r in results:

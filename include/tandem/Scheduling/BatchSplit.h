@@ -41,7 +41,7 @@ struct BatchSplitOptions {
   /// 1 leaves the function as it is.
   int64_t parts = 0;
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
-  int64_t maxInFlight = 2;  ///< Bulk overlap's, for judging a candidate.
+  int64_t maxInFlight = 0;  ///< Bulk overlap's (0: no limit).
   /// Where the decision is explained (null: not explained).
   RemarkLog *remarks = nullptr;
 };

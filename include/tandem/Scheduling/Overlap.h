@@ -23,7 +23,7 @@ namespace tandem {
 unsigned convertToAsyncCollectives(func::FuncOp func);
 
 struct BulkOverlapOptions {
-  int64_t maxInFlight = 2;  ///< Per group.
+  int64_t maxInFlight = 0;  ///< Per group; 0: no limit.
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
   /// Where the decisions are explained (null: not explained).
   RemarkLog *remarks = nullptr;

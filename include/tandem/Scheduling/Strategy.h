@@ -64,7 +64,7 @@ std::optional<OverlapStrategy> parseStrategy(llvm::StringRef name);
 
 struct OverlapOptions {
   int64_t memoryBudget = 0;
-  int64_t maxInFlight = 2;
+  int64_t maxInFlight = 0; ///< Per group; 0: no limit.
   /// Where every phase explains its decisions (null: not explained).
   RemarkLog *remarks = nullptr;
   /// Run relieveSmResidency after the CTA budgets (`auto` runs it on its

@@ -122,16 +122,19 @@ def TandemBulkOverlap : Pass<"tandem-bulk-overlap", "::mlir::ModuleOp"> {
     collective on another stream.
 
     Limits: a start never passes a collective of the same group (every rank
-    issues a group's collectives in one order); at most `max-in-flight`
-    collectives of one group are in flight at any point; with
+    issues a group's collectives in one order); with `max-in-flight` > 0, at
+    most that many collectives of one group are in flight at any point (the
+    default, 0, sets no limit: a collective in flight holds only its
+    buffers, which the memory budget bounds, and a group's collectives run
+    one after another on its stream however many are in flight); with
     `memory-budget`, a move that would raise the program-order peak memory
     above the budget is undone (if the input already exceeds the budget, no
     move may raise the peak). Emits a remark per collective saying how far
     its start and wait moved, or why they stayed.
   }];
   let options = !listconcat([
-    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
-           "Collectives of one group in flight at once">,
+    Option<"maxInFlight", "max-in-flight", "int64_t", "0",
+           "Collectives of one group in flight at once (0 = no limit)">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">
   ], TargetOptions);
@@ -257,8 +260,9 @@ def TandemSplitBatch : Pass<"tandem-split-batch", "::mlir::ModuleOp"> {
            "Parts (0 = choose among 2, 4, 8 by simulation; 1 = no split)">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
-    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
-           "Bulk overlap's in-flight limit when judging a candidate">
+    Option<"maxInFlight", "max-in-flight", "int64_t", "0",
+           "Bulk overlap's in-flight limit when judging a candidate "
+           "(0 = no limit)">
   ], TargetOptions);
   let statistics = [
     Statistic<"numSplit", "split-functions", "Functions split">
@@ -351,8 +355,8 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
            "te-preset+reschedule|split|split+reschedule">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
-    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
-           "Collectives of one group in flight at once">,
+    Option<"maxInFlight", "max-in-flight", "int64_t", "0",
+           "Collectives of one group in flight at once (0 = no limit)">,
     Option<"remarks", "remarks", "bool", "false",
            "Explain every decision of every phase as a remark">,
     Option<"relieveResidency", "relieve-residency", "bool", "true",
