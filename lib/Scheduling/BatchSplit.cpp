@@ -267,6 +267,22 @@ bool Splitter::trySeeThrough(Operation *op, OpBuilder &b) {
   int64_t n = concat.getInputs().size(), interleave = concat.getInterleave();
   if (n % k != 0 || !canCutRows(concat.getType(), k, interleave))
     return false;
+  // Attention reads its operands whole: a concat that only attention reads
+  // (the keys of a causal prefix, a sequence's tokens for its
+  // attention_grad) gains nothing from parts and stays as it is.
+  if (llvm::all_of(concat->getUsers(), [](Operation *user) {
+        return isa<AttentionOp, AttentionGradOp>(user);
+      }))
+    return false;
+  // Nor does a relayout (slices of another cut joined with this interleave:
+  // a sequence's segments back into the gathered layout): its parts would
+  // be cut otherwise than they are named, which the schedule verifier
+  // cannot follow; it is kept and cut like any whole value.
+  if (llvm::any_of(concat.getInputs(), [&](Value input) {
+        auto slice = input.getDefiningOp<SliceOp>();
+        return slice && slice.getInterleave() != uint64_t(interleave);
+      }))
+    return false;
   int64_t m = n / k;
   Mapped result;
   result.interleave = interleave;
@@ -665,7 +681,8 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
            << " take assembled operands (not row-local: attention, opaque "
               "kernels, wgrad contractions), "
            << result.onParts
-           << " run whole on one part (one sequence's attention), "
+           << " run whole on one part (a sequence's or a causal segment's "
+              "attention), "
            << result.seenThrough
            << " slice(s)/concat(s) of sequences seen through, "
            << result.assemblies << " concat(s), " << result.slices

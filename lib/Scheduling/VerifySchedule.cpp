@@ -332,6 +332,9 @@ public:
     if (auto add = dyn_cast<ElementwiseOp>(op);
         add && add.getKind() == ElementwiseKind::add && partialSumHash(add))
       return true;
+    if (auto attention = dyn_cast<AttentionOp>(op);
+        attention && attention.getQueries())
+      return prefixAttentionHash(attention);
     std::optional<RowSplitRule> rule = getRowSplitRule(op);
     if (!rule)
       return perPartHash(op);
@@ -424,6 +427,45 @@ public:
       partOf[result] = info;
       hashes[result] = partHash(info);
     }
+    return true;
+  }
+
+  /// A causal split of one sequence (tandem-gen --segments): attention with
+  /// `queries(N)` over parts 0 .. g of one cut of a value X (part 0 itself,
+  /// or their concat along the rows in that order), N the rows of a part,
+  /// is part g of one whole: the causal attention over X's rows taken in
+  /// the order of its parts. Its parts then join (concatHash) like a
+  /// sequence's attention outputs. An attention without `queries` is per
+  /// part (perPartHash): the IR says which of the two part 0 is.
+  bool prefixAttentionHash(AttentionOp attention) {
+    SmallVector<Value> leaves;
+    auto concat = attention.getQkv().getDefiningOp<ConcatOp>();
+    if (concat && concat.getDim() == 0 && concat.getInterleave() == 1)
+      leaves.append(concat.getInputs().begin(), concat.getInputs().end());
+    else
+      leaves.push_back(attention.getQkv());
+    std::optional<PartInfo> first;
+    for (auto [j, leaf] : llvm::enumerate(leaves)) {
+      auto it = partOf.find(leaf);
+      if (it == partOf.end() || it->second.part != int64_t(j) ||
+          (first && (it->second.whole != first->whole ||
+                     it->second.parts != first->parts ||
+                     it->second.interleave != first->interleave)))
+        return false;
+      if (!first)
+        first = it->second;
+    }
+    auto lastRows =
+        cast<RankedTensorType>(leaves.back().getType()).getDimSize(0);
+    if (!first || attention.getQueryRows() != lastRows)
+      return false;
+    llvm::hash_code whole = llvm::hash_combine(
+        llvm::StringRef("causal-prefix"), localKey(attention), first->whole,
+        first->parts, first->interleave);
+    PartInfo info{whole, int64_t(leaves.size()) - 1, first->parts,
+                  first->interleave};
+    partOf[attention.getResult()] = info;
+    hashes[attention.getResult()] = partHash(info);
     return true;
   }
 

@@ -10,7 +10,7 @@
 // RUN: FileCheck %s --check-prefix=IR2 --input-file=%t.2.mlir
 // RUN: tandem-opt %t.2.mlir --tandem-verify-schedule="reference=%t.mlir allow-reordered-collectives=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFIED
 //
-// REMARK2: batch split: '@train_step' split into 2 parts: {{[0-9]+}} op(s) run as parts, {{[0-9]+}} take assembled operands (not row-local: attention, opaque kernels, wgrad contractions), 4 run whole on one part (one sequence's attention), 6 slice(s)/concat(s) of sequences seen through, {{.*}}; chose 2 (parts=2)
+// REMARK2: batch split: '@train_step' split into 2 parts: {{[0-9]+}} op(s) run as parts, {{[0-9]+}} take assembled operands (not row-local: attention, opaque kernels, wgrad contractions), 4 run whole on one part (a sequence's or a causal segment's attention), 6 slice(s)/concat(s) of sequences seen through, {{.*}}; chose 2 (parts=2)
 //
 // Part 0's all-gather feeds its qkv GEMM, whose output is sequence 0's
 // attention input as it stands: no concat or slice between them.
@@ -28,7 +28,7 @@
 // RUN: tandem-gen --model llama3-8b --layers 1 --tp 8 --seq 1024 --sequences 4 --print-locations -o %t.s4.mlir
 // RUN: tandem-opt %t.s4.mlir --tandem-split-batch=parts=2 --mlir-print-op-on-diagnostic=false -o %t.s4.2.mlir 2>&1 | FileCheck %s --check-prefix=REMARK4
 // RUN: tandem-opt %t.s4.2.mlir --tandem-verify-schedule="reference=%t.s4.mlir allow-reordered-collectives=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFIED
-// REMARK4: split into 2 parts: {{.*}} 8 run whole on one part (one sequence's attention), 10 slice(s)/concat(s) of sequences seen through
+// REMARK4: split into 2 parts: {{.*}} 8 run whole on one part (a sequence's or a causal segment's attention), 10 slice(s)/concat(s) of sequences seen through
 //
 // More parts than sequences: a part is less than a sequence, attention needs
 // its whole sequence, so nothing is seen through and attention's operands

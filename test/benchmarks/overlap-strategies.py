@@ -126,13 +126,15 @@ def compute_time(trace_path):
 
 
 def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
-             micro_batches=1, strategies=STRATEGIES, sequences=1, extra=""):
+             micro_batches=1, strategies=STRATEGIES, sequences=1, extra="",
+             segments=1):
     tag = "%s-tp%d-s%d-%s" % (model, tp, seq, topo)
     step = os.path.join(tmp, tag + ".mlir")
     # seq is the micro-batch's tokens; with several sequences each holds
     # seq / sequences of them (the GEMMs and collectives stay the same).
     g = run([gen, "--model", model, "--layers", str(layers), "--tp", str(tp),
              "--seq", str(seq // sequences), "--sequences", str(sequences),
+             "--segments", str(segments),
              "--target", "h200", "--topology", topo,
              "--micro-batches", str(micro_batches),
              "--print-locations", "-o", step])
@@ -140,6 +142,23 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
         return dict(tag=tag, error="tandem-gen: " + g.stderr.strip())
     res = dict(tag=tag, model=model, tp=tp, seq=seq, topo=topo, reports={},
                status={}, bwd={}, busy={})
+    if segments > 1:
+        # The bound is that of the step without segments: the segments'
+        # assemblies (prefix keys, token order for attention_grad) are
+        # overhead of the split, not part of the work to hide under.
+        plain = os.path.join(tmp, tag + ".plain.mlir")
+        rep = os.path.join(tmp, tag + ".plain.json")
+        cal = " calibration=%s" % calibration if calibration else ""
+        g = run([gen, "--model", model, "--layers", str(layers), "--tp",
+                 str(tp), "--seq", str(seq // sequences), "--sequences",
+                 str(sequences), "--target", "h200", "--topology", topo,
+                 "--micro-batches", str(micro_batches), "-o", plain])
+        r = run([opt, plain, "--tandem-simulate=report=%s%s" % (rep, cal),
+                 "-o", os.devnull]) if g.returncode == 0 else g
+        if r.returncode != 0:
+            return dict(tag=tag, error="plain step: " + r.stderr.strip())
+        with open(rep) as fh:
+            res["plain_bound_us"] = json.load(fh)["bound_us"]
     for strat in strategies:
         rep = os.path.join(tmp, "%s.%s.json" % (tag, strat))
         trace = os.path.join(tmp, "%s.%s.trace.json" % (tag, strat))
@@ -216,6 +235,10 @@ def main():
                          "seq tokens are split into this many sequences "
                          "(tandem-gen --sequences), attention runs per "
                          "sequence")
+    ap.add_argument("--segments", type=int, default=1,
+                    help="causal segments per sequence (default 1; "
+                         "tandem-gen --segments): the layout in which a "
+                         "split of one sequence keeps attention per part")
     ap.add_argument("--overlap-options", default="",
                     help="more tandem-overlap options for every strategy, "
                          "e.g. 'max-in-flight=4'")
@@ -260,9 +283,13 @@ def main():
                                    args.calibration, args.micro_batches,
                                    strategies, args.sequences,
                                    (" " + args.overlap_options
-                                    if args.overlap_options else "")),
+                                    if args.overlap_options else ""),
+                                   args.segments),
                 cases))
         good = [r for r in results if "error" not in r]
+        for r in good:
+            if "plain_bound_us" in r and "none" in r["reports"]:
+                r["reports"]["none"]["bound_us"] = r["plain_bound_us"]
         for r in results:
             if "error" in r:
                 print("- %s: %s" % (r["tag"], r["error"]))
@@ -275,6 +302,10 @@ def main():
               ("" if args.sequences == 1 else
                " of %d sequences (seq = tokens per micro-batch)"
                % args.sequences) +
+              ("" if args.segments == 1 else
+               ", each sequence laid out as %d causal segments "
+               "(`tandem-gen --segments %d`; *bound* is the step's without "
+               "segments)" % (args.segments, args.segments)) +
               ", h200" +
               (" with calibration %s" % args.calibration
                if args.calibration else " preset") + "." + " *bound*: max(compute, comm) of "

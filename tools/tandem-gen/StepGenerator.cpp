@@ -105,6 +105,7 @@ llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
                         {"--layers", m.layers},
                         {"--seq", config.seq},
                         {"--sequences", config.sequences},
+                        {"--segments", config.segments},
                         {"--micro-batches", config.microBatches}};
   for (const Size &size : sizes)
     if (size.value <= 0)
@@ -188,6 +189,17 @@ llvm::Error mlir::tandem::gen::validateStepConfig(const StepConfig &config) {
         "--seq ({0}) is not divisible by --tp ({1}): sequence parallelism "
         "gives each TP rank seq/tp tokens",
         config.seq, config.tp));
+  if (config.segments > 1 && config.sequences > 1)
+    return makeError(llvm::formatv(
+        "--segments ({0}) needs a micro-batch of one sequence, got "
+        "--sequences {1}: a micro-batch of several sequences splits along "
+        "them",
+        config.segments, config.sequences));
+  if (config.seq % (config.tp * config.segments) != 0)
+    return makeError(llvm::formatv(
+        "--seq ({0}) is not divisible by --tp ({1}) x --segments ({2}): each "
+        "TP rank holds seq/(tp x segments) tokens of every segment",
+        config.seq, config.tp, config.segments));
 
   int64_t ranks = config.tp * config.dp;
   if (config.dp > 1 && ranks > network->gpusPerNode) {
@@ -281,9 +293,12 @@ const char *const kWeightParts[kWeights] = {"ln1", "qkv", "proj",
 /// Forward values of one layer that the backward pass reads.
 struct LayerActivations {
   Value x, ln1, qkv, attn, x2, ln2, fc1, act;
-  /// With several sequences: each sequence's rows of qkv and its attention
-  /// output.
-  SmallVector<Value> qkvSeqs, attnSeqs;
+  /// With several sequences or segments: each unit's (a segment of a
+  /// sequence) rows of qkv and its attention output, in unit order.
+  SmallVector<Value> qkvUnits, attnUnits;
+  /// With segments: each sequence's keys in token order (the last segment's
+  /// attention operand), which the backward's attention_grad reads.
+  SmallVector<Value> qkvTokens;
 };
 
 /// Builds one module: the groups and func.func @train_step.
@@ -340,11 +355,17 @@ private:
                StringAttr layer, Location loc);
   Value elementwise(ElementwiseKind kind, ValueRange inputs,
                     ArrayRef<int64_t> resultShape, Location loc);
-  /// Sequence `s`'s rows of a gathered [sequences x seq, cols] tensor: every
-  /// rank's tokens of that sequence, in token order.
-  Value sequenceRows(Value gathered, int64_t s, Location loc);
-  /// The gathered layout again from one [seq, cols] value per sequence.
-  Value joinSequences(ValueRange perSequence, Location loc);
+  /// Unit `u`'s rows of a gathered [sequences x seq, cols] tensor (a unit is
+  /// segment `u % segments` of sequence `u / segments`): every rank's tokens
+  /// of that unit, in token order.
+  Value unitRows(Value gathered, int64_t u, Location loc);
+  /// The gathered layout again from one [seq / segments, cols] value per
+  /// unit.
+  Value joinUnits(ValueRange perUnit, Location loc);
+  /// Concat of `values` along the rows in token order (interleave 1).
+  Value tokenConcat(ValueRange values, Location loc);
+  /// Units per micro-batch.
+  int64_t units() const { return sequences * config.segments; }
   /// The interleave of a sequence's rows in a gathered tensor: its tokens
   /// are one block in each rank's shard.
   int64_t sequenceInterleave() const { return tpGroup ? config.tp : 1; }
@@ -428,19 +449,31 @@ Value StepBuilder::reduceScatter(Value input, Location loc) {
                                  input, tpGroup, builder.getI64IntegerAttr(0));
 }
 
-Value StepBuilder::sequenceRows(Value gathered, int64_t s, Location loc) {
+Value StepBuilder::unitRows(Value gathered, int64_t u, Location loc) {
   auto type = cast<RankedTensorType>(gathered.getType());
   auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
-  return SliceOp::create(builder, loc, tensor({config.seq, type.getDimSize(1)}),
-                         gathered, i64(0), i64(s), i64(sequences),
-                         i64(sequenceInterleave()));
+  return SliceOp::create(
+      builder, loc, tensor({config.seq / config.segments, type.getDimSize(1)}),
+      gathered, i64(0), i64(u), i64(units()), i64(sequenceInterleave()));
 }
 
-Value StepBuilder::joinSequences(ValueRange perSequence, Location loc) {
-  auto type = cast<RankedTensorType>(perSequence.front().getType());
+Value StepBuilder::joinUnits(ValueRange perUnit, Location loc) {
+  auto type = cast<RankedTensorType>(perUnit.front().getType());
   auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
   return ConcatOp::create(builder, loc, tensor({seq, type.getDimSize(1)}),
-                          perSequence, i64(0), i64(sequenceInterleave()));
+                          perUnit, i64(0), i64(sequenceInterleave()));
+}
+
+Value StepBuilder::tokenConcat(ValueRange values, Location loc) {
+  if (values.size() == 1)
+    return values.front();
+  int64_t rows = 0;
+  for (Value v : values)
+    rows += cast<RankedTensorType>(v.getType()).getDimSize(0);
+  auto type = cast<RankedTensorType>(values.front().getType());
+  auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
+  return ConcatOp::create(builder, loc, tensor({rows, type.getDimSize(1)}),
+                          values, i64(0), i64(1));
 }
 
 Value StepBuilder::matmul(MatmulRole role, Value lhs, Value rhs,
@@ -474,23 +507,37 @@ Value StepBuilder::forwardLayer(int64_t l, int64_t mb, Value x,
       matmul(MatmulRole::fprop, a1, w[qkvW], false, false, {seq, qkvCols},
              layerAttr(l, "qkv"), name(l, "qkv", "fprop", mb));
   // Attention runs per sequence: a sequence's tokens attend to each other
-  // only.
-  if (sequences == 1) {
+  // only. With segments, segment j's queries attend to the keys of segments
+  // 0 .. j (their concat in token order).
+  if (units() == 1) {
     saved.attn = AttentionOp::create(builder, name(l, "attn", "fprop", mb),
                                      tensor({seq, heads * headDim}), saved.qkv,
                                      heads, kvHeads, headDim, /*causal=*/true,
-                                     layerAttr(l, "attn"));
+                                     /*queries=*/nullptr, layerAttr(l, "attn"));
   } else {
-    for (int64_t s = 0; s < sequences; ++s) {
-      std::string suffix = ".s" + std::to_string(s);
-      saved.qkvSeqs.push_back(
-          sequenceRows(saved.qkv, s, name(l, "qkv", "seq" + suffix, mb)));
-      saved.attnSeqs.push_back(AttentionOp::create(
+    const int64_t segments = config.segments, unitSeq = config.seq / segments;
+    for (int64_t u = 0; u < units(); ++u) {
+      std::string suffix = ".s" + std::to_string(u / segments);
+      if (segments > 1)
+        suffix += ".g" + std::to_string(u % segments);
+      saved.qkvUnits.push_back(
+          unitRows(saved.qkv, u, name(l, "qkv", "seq" + suffix, mb)));
+      Value keys = saved.qkvUnits.back();
+      IntegerAttr queries;
+      if (segments > 1) {
+        int64_t first = u - u % segments;
+        keys = tokenConcat(ArrayRef<Value>(saved.qkvUnits).drop_front(first),
+                           name(l, "qkv", "prefix" + suffix, mb));
+        queries = builder.getI64IntegerAttr(unitSeq);
+        if (u % segments == segments - 1)
+          saved.qkvTokens.push_back(keys);
+      }
+      saved.attnUnits.push_back(AttentionOp::create(
           builder, name(l, "attn", "fprop" + suffix, mb),
-          tensor({config.seq, heads * headDim}), saved.qkvSeqs.back(), heads,
-          kvHeads, headDim, /*causal=*/true, layerAttr(l, "attn")));
+          tensor({unitSeq, heads * headDim}), keys, heads, kvHeads, headDim,
+          /*causal=*/true, queries, layerAttr(l, "attn")));
     }
-    saved.attn = joinSequences(saved.attnSeqs, name(l, "attn", "join", mb));
+    saved.attn = joinUnits(saved.attnUnits, name(l, "attn", "join", mb));
   }
   Value proj =
       matmul(MatmulRole::fprop, saved.attn, w[projW], false, false, {seq, h},
@@ -563,24 +610,57 @@ Value StepBuilder::backwardLayer(int64_t l, int64_t mb, Value dy,
                         name(l, "proj", "wgrad", mb));
   addGradient(l, projW, mb, dwProj);
   Value dqkv;
-  if (sequences == 1) {
+  if (units() == 1) {
     dqkv = AttentionGradOp::create(builder, name(l, "attn", "dgrad", mb),
                                    tensor({seq, qkvCols}), dattn, saved.qkv,
                                    saved.attn, heads, kvHeads, headDim,
                                    /*causal=*/true, layerAttr(l, "attn"));
-  } else {
+  } else if (config.segments == 1) {
     SmallVector<Value> perSequence;
     for (int64_t s = 0; s < sequences; ++s) {
       std::string suffix = ".s" + std::to_string(s);
-      Value dout =
-          sequenceRows(dattn, s, name(l, "attn", "grad_seq" + suffix, mb));
+      Value dout = unitRows(dattn, s, name(l, "attn", "grad_seq" + suffix, mb));
       perSequence.push_back(AttentionGradOp::create(
           builder, name(l, "attn", "dgrad" + suffix, mb),
-          tensor({config.seq, qkvCols}), dout, saved.qkvSeqs[s],
-          saved.attnSeqs[s], heads, kvHeads, headDim, /*causal=*/true,
+          tensor({config.seq, qkvCols}), dout, saved.qkvUnits[s],
+          saved.attnUnits[s], heads, kvHeads, headDim, /*causal=*/true,
           layerAttr(l, "attn")));
     }
-    dqkv = joinSequences(perSequence, name(l, "attn", "grad_join", mb));
+    dqkv = joinUnits(perSequence, name(l, "attn", "grad_join", mb));
+  } else {
+    // With segments the backward runs one attention_grad per sequence, on
+    // its tokens in order (the backward's collectives are hidden under the
+    // wgrads without splitting it), and cuts its gradient into the
+    // segments' rows again.
+    const int64_t segments = config.segments, unitSeq = config.seq / segments;
+    SmallVector<Value> perUnit;
+    for (int64_t s = 0; s < sequences; ++s) {
+      std::string suffix = ".s" + std::to_string(s);
+      SmallVector<Value> douts, outs;
+      for (int64_t g = 0; g < segments; ++g) {
+        int64_t u = s * segments + g;
+        douts.push_back(
+            unitRows(dattn, u,
+                     name(l, "attn",
+                          "grad_seq" + suffix + ".g" + std::to_string(g), mb)));
+        outs.push_back(saved.attnUnits[u]);
+      }
+      Value dout =
+          tokenConcat(douts, name(l, "attn", "grad_tokens" + suffix, mb));
+      Value out = tokenConcat(outs, name(l, "attn", "tokens" + suffix, mb));
+      Value dqkvSeq = AttentionGradOp::create(
+          builder, name(l, "attn", "dgrad" + suffix, mb),
+          tensor({config.seq, qkvCols}), dout, saved.qkvTokens[s], out, heads,
+          kvHeads, headDim, /*causal=*/true, layerAttr(l, "attn"));
+      auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
+      for (int64_t g = 0; g < segments; ++g)
+        perUnit.push_back(SliceOp::create(
+            builder,
+            name(l, "attn", "grad_seg" + suffix + ".g" + std::to_string(g), mb),
+            tensor({unitSeq, qkvCols}), dqkvSeq, i64(0), i64(g), i64(segments),
+            i64(1)));
+    }
+    dqkv = joinUnits(perUnit, name(l, "attn", "grad_join", mb));
   }
   Value da1 = matmul(MatmulRole::dgrad, dqkv, w[qkvW], false, true, {seq, h},
                      layerAttr(l, "qkv"), name(l, "qkv", "dgrad", mb));

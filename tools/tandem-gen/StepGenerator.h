@@ -94,6 +94,11 @@ struct StepConfig {
   /// Sequences per micro-batch: each rank holds seq/tp tokens of every
   /// sequence, and attention runs once per sequence.
   int64_t sequences = 1;
+  /// Causal segments per sequence: each rank holds seq/(tp x segments)
+  /// tokens of every segment, and segment j's attention attends to the keys
+  /// of segments 0 .. j (`tandem.attention ... queries(n)`), so that a batch
+  /// split along segments keeps the forward's attention per part.
+  int64_t segments = 1;
   int64_t microBatches = 1;
   /// Tensor-parallel and data-parallel degrees.
   int64_t tp = 8;

@@ -99,6 +99,12 @@ static IntOpt
                        "once per sequence"),
               cl::value_desc("n"), cl::init("1"), cl::cat(genCategory));
 static IntOpt
+    segments("segments",
+             cl::desc("Causal segments per sequence (default 1): each rank "
+                      "holds a block of every segment, and segment j's "
+                      "attention attends to segments 0..j"),
+             cl::value_desc("n"), cl::init("1"), cl::cat(genCategory));
+static IntOpt
     microBatches("micro-batches",
                  cl::desc("Micro-batches accumulated in one step (default 1)"),
                  cl::value_desc("n"), cl::init("1"), cl::cat(genCategory));
@@ -224,6 +230,7 @@ static std::optional<std::string> readOptions(StepConfig &config) {
 
   for (auto [option, field] : {std::pair{&seq, &config.seq},
                                {&sequences, &config.sequences},
+                               {&segments, &config.segments},
                                {&microBatches, &config.microBatches},
                                {&tp, &config.tp},
                                {&dp, &config.dp}})

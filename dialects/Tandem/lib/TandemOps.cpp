@@ -207,7 +207,7 @@ std::optional<GemmShape> MatmulOp::getGemmShape() {
 static LogicalResult verifyAttentionShapes(Operation *op, RankedTensorType qkv,
                                            RankedTensorType out,
                                            int64_t numHeads, int64_t numKvHeads,
-                                           int64_t headDim) {
+                                           int64_t headDim, int64_t outRows) {
   if (qkv.getRank() != 2 || out.getRank() != 2)
     return op->emitOpError("q/k/v and output must be 2-D [tokens, features]");
   if (numHeads % numKvHeads != 0)
@@ -231,31 +231,47 @@ static LogicalResult verifyAttentionShapes(Operation *op, RankedTensorType qkv,
     return op->emitOpError("packed q/k/v needs ")
            << qkvCols << " columns ((" << numHeads << " + 2 * " << numKvHeads
            << ") * " << headDim << "), got " << qkv.getShape()[1];
-  if (out.getShape()[0] != qkv.getShape()[0] || out.getShape()[1] != *outCols)
+  if (out.getShape()[0] != outRows || out.getShape()[1] != *outCols)
     return op->emitOpError("output must be ")
-           << qkv.getShape()[0] << "x" << *outCols << ", got "
+           << outRows << "x" << *outCols << ", got "
            << shapeStr(out.getShape());
   if (qkv.getElementType() != out.getElementType())
     return op->emitOpError("q/k/v and output element types differ");
   return success();
 }
 
-/// Forward attention FLOPs: QK^T and PV, each 2*S*S*D per head; causal masks
-/// skip half.
-static double attentionForwardFlops(int64_t tokens, int64_t heads,
-                                    int64_t headDim, bool causal) {
-  double flops = 4.0 * tokens * tokens * headDim * heads;
-  return causal ? flops / 2 : flops;
+/// Forward attention FLOPs: QK^T and PV, each 2*N*S*D per head for N queries
+/// against S keys; a causal mask skips the keys after each query: of the
+/// N x S pairs, N * (S - N) before the queries' own block and half of the
+/// N x N block (S * S / 2 when every row is a query).
+static double attentionForwardFlops(int64_t queries, int64_t keys,
+                                    int64_t heads, int64_t headDim,
+                                    bool causal) {
+  double q = queries, s = keys;
+  double pairs = causal ? q * (s - q) + q * q / 2 : q * s;
+  return 4.0 * pairs * headDim * heads;
+}
+
+int64_t AttentionOp::getQueryRows() {
+  if (std::optional<uint64_t> n = getQueries())
+    return static_cast<int64_t>(*n);
+  return getQkv().getType().getShape()[0];
 }
 
 LogicalResult AttentionOp::verify() {
-  return verifyAttentionShapes(*this, getQkv().getType(), getType(),
-                               getNumHeads(), getNumKvHeads(), getHeadDim());
+  auto qkv = getQkv().getType();
+  if (getQueries() && qkv.getRank() == 2 &&
+      static_cast<int64_t>(*getQueries()) > qkv.getShape()[0])
+    return emitOpError("queries(") << *getQueries() << ") must not exceed the "
+                                   << qkv.getShape()[0] << " rows of q/k/v";
+  return verifyAttentionShapes(*this, qkv, getType(), getNumHeads(),
+                               getNumKvHeads(), getHeadDim(),
+                               qkv.getRank() == 2 ? getQueryRows() : 0);
 }
 ComputeKind AttentionOp::getComputeKind() { return ComputeKind::attention; }
 double AttentionOp::getFlops() {
-  return attentionForwardFlops(getQkv().getType().getShape()[0], getNumHeads(),
-                               getHeadDim(), getCausal());
+  return attentionForwardFlops(getQueryRows(), getQkv().getType().getShape()[0],
+                               getNumHeads(), getHeadDim(), getCausal());
 }
 double AttentionOp::getBytesAccessed() {
   return bytesOf(getQkv()) + bytesOf(getResult());
@@ -265,9 +281,10 @@ Type AttentionOp::getComputeElementType() {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyAttentionShapes(*this, getQkv().getType(),
-                                   getOutput().getType(), getNumHeads(),
-                                   getNumKvHeads(), getHeadDim())))
+  auto qkv = getQkv().getType();
+  if (failed(verifyAttentionShapes(*this, qkv, getOutput().getType(),
+                                   getNumHeads(), getNumKvHeads(), getHeadDim(),
+                                   qkv.getRank() == 2 ? qkv.getShape()[0] : 0)))
     return failure();
   if (getOutputGrad().getType() != getOutput().getType())
     return emitOpError("output gradient must have the output's type");
@@ -281,8 +298,9 @@ ComputeKind AttentionGradOp::getComputeKind() {
 // Backward runs five S x S GEMM-like products against the forward's two
 // (dV, dP, dS->dQ, dK and the recomputed QK^T): 2.5x the forward FLOPs.
 double AttentionGradOp::getFlops() {
-  return 2.5 * attentionForwardFlops(getQkv().getType().getShape()[0],
-                                     getNumHeads(), getHeadDim(), getCausal());
+  int64_t tokens = getQkv().getType().getShape()[0];
+  return 2.5 * attentionForwardFlops(tokens, tokens, getNumHeads(),
+                                     getHeadDim(), getCausal());
 }
 double AttentionGradOp::getBytesAccessed() {
   return bytesOf(getOutputGrad()) + bytesOf(getQkv()) + bytesOf(getOutput()) +

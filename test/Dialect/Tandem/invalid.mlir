@@ -208,6 +208,33 @@ func.func @attention_element_types(%qkv: tensor<32x192xbf16>) {
 
 // -----
 
+func.func @attention_queries_rows(%qkv: tensor<32x192xbf16>) {
+  // expected-error @+1 {{'tandem.attention' op queries(64) must not exceed the 32 rows of q/k/v}}
+  %o = tandem.attention %qkv heads(4, 4) head_dim(16) causal queries(64)
+      : tensor<32x192xbf16> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_queries_output(%qkv: tensor<32x192xbf16>) {
+  // expected-error @+1 {{'tandem.attention' op output must be 8x64, got 32x64}}
+  %o = tandem.attention %qkv heads(4, 4) head_dim(16) causal queries(8)
+      : tensor<32x192xbf16> -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_queries_zero(%qkv: tensor<32x192xbf16>) {
+  // expected-error @+1 {{'tandem.attention' op attribute 'queries' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %o = tandem.attention %qkv heads(4, 4) head_dim(16) causal queries(0)
+      : tensor<32x192xbf16> -> tensor<0x64xbf16>
+  return
+}
+
+// -----
+
 // attention_grad shares the shape checks of attention.
 func.func @attention_grad_shapes(%do: tensor<32x64xbf16>,
                                  %qkv: tensor<32x192xbf16>,

@@ -96,6 +96,20 @@ func.func @matmul_transposes(%a: tensor<8x4xf16>, %at: tensor<4x8xf16>,
       : tensor<8x2xf16>, tensor<8x2xf16>, tensor<8x2xf16>, tensor<8x2xf16>
 }
 
+// The last 8 of 32 rows as queries (a causal segment attending to its
+// prefix): 8 result rows.
+// CHECK-LABEL: func.func @attention_queries(
+// CHECK-NEXT: tandem.attention %{{.*}} heads(4, 2) head_dim(16) causal queries(8) : tensor<32x128xbf16> -> tensor<8x64xbf16>
+// CHECK-NEXT: tandem.attention %{{.*}} heads(4, 2) head_dim(16) queries(32) : tensor<32x128xbf16> -> tensor<32x64xbf16>
+func.func @attention_queries(%gqa: tensor<32x128xbf16>)
+    -> (tensor<8x64xbf16>, tensor<32x64xbf16>) {
+  %o0 = tandem.attention %gqa heads(4, 2) head_dim(16) causal queries(8)
+      : tensor<32x128xbf16> -> tensor<8x64xbf16>
+  %o1 = tandem.attention %gqa heads(4, 2) head_dim(16) queries(32)
+      : tensor<32x128xbf16> -> tensor<32x64xbf16>
+  return %o0, %o1 : tensor<8x64xbf16>, tensor<32x64xbf16>
+}
+
 // Multi-head attention: (4 + 2 * 4) * 16 = 192 packed columns; grouped-query
 // attention with 2 kv heads: (4 + 2 * 2) * 16 = 128.
 // CHECK-LABEL: func.func @attention(

@@ -210,3 +210,28 @@
 // On TP=1 there is nothing to interleave: sequence s is rows [s*64, s*64+64).
 // RUN: %{gen} --tp 1 --sequences 2 | FileCheck %s --check-prefix=SEQS-TP1
 // SEQS-TP1: %l0.qkv.seq.s1.mb0 = tandem.slice %l0.qkv.fprop.mb0 dim 0 chunk 1 of 2 : tensor<128x768xbf16> -> tensor<64x768xbf16>
+
+// One sequence in two causal segments (--segments 2 --seq 64 on TP=2): each
+// rank holds 16 tokens of each segment, so segment g is chunk g of 2 within
+// every rank's block of the gathered qkv (interleave 2). Segment 0 attends to
+// itself, segment 1 to the concat of segments 0 and 1 in token order, each
+// computing only its own 32 query rows (queries(32)). Backward runs one
+// attention_grad on the sequence in token order and cuts its gradient back
+// into the segments' rows of the gathered layout.
+// RUN: %{gen} --tp 2 --segments 2 -o %t.segs.mlir && tandem-opt %t.segs.mlir -o /dev/null
+// RUN: FileCheck %s --check-prefix=SEGS --input-file=%t.segs.mlir
+// SEGS-LABEL: func.func @train_step(
+// SEGS-SAME: %x.mb0: tensor<32x256xbf16>
+// SEGS: %l0.qkv.seq.s0.g0.mb0 = tandem.slice %l0.qkv.fprop.mb0 dim 0 chunk 0 of 2 interleave 2 : tensor<64x384xbf16> -> tensor<32x384xbf16>
+// SEGS-NEXT: %l0.attn.fprop.s0.g0.mb0 = tandem.attention %l0.qkv.seq.s0.g0.mb0 heads(2, 2) head_dim(64) causal queries(32) {layer = "l0.attn"} : tensor<32x384xbf16> -> tensor<32x128xbf16>
+// SEGS-NEXT: %l0.qkv.seq.s0.g1.mb0 = tandem.slice %l0.qkv.fprop.mb0 dim 0 chunk 1 of 2 interleave 2
+// SEGS-NEXT: %l0.qkv.prefix.s0.g1.mb0 = tandem.concat %l0.qkv.seq.s0.g0.mb0, %l0.qkv.seq.s0.g1.mb0 dim 0 : tensor<32x384xbf16>, tensor<32x384xbf16> -> tensor<64x384xbf16>
+// SEGS-NEXT: %l0.attn.fprop.s0.g1.mb0 = tandem.attention %l0.qkv.prefix.s0.g1.mb0 heads(2, 2) head_dim(64) causal queries(32) {layer = "l0.attn"} : tensor<64x384xbf16> -> tensor<32x128xbf16>
+// SEGS-NEXT: %l0.attn.join.mb0 = tandem.concat %l0.attn.fprop.s0.g0.mb0, %l0.attn.fprop.s0.g1.mb0 dim 0 interleave 2
+// SEGS: %l0.attn.grad_tokens.s0.mb0 = tandem.concat %l0.attn.grad_seq.s0.g0.mb0, %l0.attn.grad_seq.s0.g1.mb0 dim 0 : tensor<32x128xbf16>, tensor<32x128xbf16> -> tensor<64x128xbf16>
+// SEGS-NEXT: %l0.attn.tokens.s0.mb0 = tandem.concat %l0.attn.fprop.s0.g0.mb0, %l0.attn.fprop.s0.g1.mb0 dim 0 : tensor<32x128xbf16>, tensor<32x128xbf16> -> tensor<64x128xbf16>
+// SEGS-NEXT: %l0.attn.dgrad.s0.mb0 = tandem.attention_grad %l0.attn.grad_tokens.s0.mb0, %l0.qkv.prefix.s0.g1.mb0, %l0.attn.tokens.s0.mb0 heads(2, 2) head_dim(64) causal
+// SEGS-NEXT: %l0.attn.grad_seg.s0.g0.mb0 = tandem.slice %l0.attn.dgrad.s0.mb0 dim 0 chunk 0 of 2 : tensor<64x384xbf16> -> tensor<32x384xbf16>
+// SEGS-NEXT: %l0.attn.grad_seg.s0.g1.mb0 = tandem.slice %l0.attn.dgrad.s0.mb0 dim 0 chunk 1 of 2
+// SEGS-NEXT: %l0.attn.grad_join.mb0 = tandem.concat %l0.attn.grad_seg.s0.g0.mb0, %l0.attn.grad_seg.s0.g1.mb0 dim 0 interleave 2 : tensor<32x384xbf16>, tensor<32x384xbf16> -> tensor<64x384xbf16>
+// SEGS-NEXT: %l0.qkv.dgrad.mb0 = tandem.matmul dgrad %l0.attn.grad_join.mb0, %l0.qkv.w transpose_rhs

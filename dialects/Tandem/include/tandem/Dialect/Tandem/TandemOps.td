@@ -121,16 +121,37 @@ def Tandem_AttentionOp : Tandem_ComputeOp<"attention",
     %o = tandem.attention %qkv heads(12, 12) head_dim(128) causal
         : tensor<2048x4608xbf16> -> tensor<2048x1536xbf16>
     ```
+
+    With `queries(N)`, every row of `qkv` is a key and value but only its
+    **last `N` rows** are queries: query `i` sits at position `S - N + i`
+    and, with `causal`, attends to keys `0 .. S - N + i` (the mask aligned to
+    the bottom right). The result has `N` rows and equals the last `N` rows
+    of the attention without `queries`. This is how a causal split of one
+    sequence is written: part `j` attends to the keys of parts `0 .. j`
+    (`qkv` is their concat) and computes only its own rows.
+
+    ```mlir
+    %o1 = tandem.attention %kv01 heads(12, 12) head_dim(128) causal
+        queries(1024)
+        : tensor<2048x4608xbf16> -> tensor<1024x1536xbf16>
+    ```
   }];
   let arguments = (ins Tandem_AnyTensor:$qkv,
                    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
                    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads,
                    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$head_dim,
-                   UnitAttr:$causal, OptionalAttr<StrAttr>:$layer);
+                   UnitAttr:$causal,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$queries,
+                   OptionalAttr<StrAttr>:$layer);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{
     $qkv `heads` `(` $num_heads `,` $num_kv_heads `)` `head_dim` `(` $head_dim
-    `)` (`causal` $causal^)? attr-dict `:` type($qkv) `->` type($result)
+    `)` (`causal` $causal^)? (`queries` `(` $queries^ `)`)? attr-dict `:`
+    type($qkv) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Rows of the result: `queries` when set, else every row of `qkv`.
+    int64_t getQueryRows();
   }];
   let hasVerifier = 1;
 }
