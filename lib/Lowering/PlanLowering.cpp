@@ -225,6 +225,8 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
         step.kvHeads = a.getNumKvHeads();
         step.headDim = a.getHeadDim();
         step.causal = a.getCausal();
+        if (std::optional<uint64_t> queries = a.getQueries())
+          step.queries = static_cast<int64_t>(*queries);
         if (failed(addInputs({a.getQkv()})))
           return failure();
         return addResults("attention");

@@ -51,6 +51,9 @@ private:
   bool tryContraction(Operation *op, OpBuilder &b);
   bool trySeeThrough(Operation *op, OpBuilder &b);
   void keepWhole(Operation *op, OpBuilder &b);
+  /// Replaces every concat or slice that repeats an earlier one (same
+  /// operands, attributes and type) by it.
+  void mergeSameLayouts();
   Location partLoc(Location loc, int64_t p);
 
   Block &block;
@@ -318,6 +321,11 @@ void Splitter::keepWhole(Operation *op, OpBuilder &b) {
           inherited = get(operand).interleave;
           break;
         }
+  // A concat along the rows kept whole (a relayout) is cut with its own
+  // interleave: its row users and a wgrad reading it then pair with values
+  // cut that way (the gathered layout) instead of assembling those.
+  if (auto concat = dyn_cast<ConcatOp>(op); concat && concat.getDim() == 0)
+    inherited = concat.getInterleave();
   // A barrier waits for an assembly of parts; an op whose operands all
   // exist whole (a sequence's rows seen through) runs on its part alone.
   bool assembles = llvm::any_of(op->getOperands(), [&](Value v) {
@@ -354,6 +362,37 @@ void Splitter::run() {
     assert(op->use_empty() && "every user was rewritten");
     op->erase();
   }
+  mergeSameLayouts();
+}
+
+void Splitter::mergeSameLayouts() {
+  // The split and the input may assemble the same rows twice (a wgrad's
+  // row-permuted operand and the input's own concat of the same parts, in
+  // token order for attention_grad): the later copy reads the earlier's
+  // operands, so the earlier one dominates its users. One concat, not two,
+  // also lets the parts be written in place (ConcatOp::writesInPlace).
+  llvm::DenseMap<std::pair<Attribute, ArrayRef<Value>>, Operation *> seen;
+  SmallVector<Operation *> merged;
+  SmallVector<SmallVector<Value>> operandLists;
+  operandLists.reserve(block.getOperations().size());
+  for (Operation &op : block) {
+    if (!isa<ConcatOp, SliceOp>(op))
+      continue;
+    operandLists.emplace_back(op.getOperands());
+    auto key = std::make_pair(
+        Attribute(ArrayAttr::get(op.getContext(),
+                                 {op.getAttrDictionary(),
+                                  TypeAttr::get(op.getResult(0).getType())})),
+        ArrayRef<Value>(operandLists.back()));
+    auto [it, inserted] = seen.try_emplace(key, &op);
+    if (inserted)
+      continue;
+    op.getResult(0).replaceAllUsesWith(it->second->getResult(0));
+    merged.push_back(&op);
+  }
+  for (Operation *op : merged)
+    op->erase();
+  stats.merged += merged.size();
 }
 
 //===----------------------------------------------------------------------===//
@@ -418,8 +457,11 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
     done[i] = true;
     order.push_back(i);
     // Gap fillers (ops that feed no collective) run early by design: they
-    // do not move the frontier.
-    if (isComm[i] || rank[i] != inf)
+    // do not move the frontier. Nor does an op that runs more than `slack`
+    // ahead of it (a backward op whose inputs the forward already holds,
+    // e.g. the token-order concat of a sequence's attention outputs): the
+    // collectives near it in the input stay where the input has them.
+    if ((isComm[i] || rank[i] != inf) && i <= frontier + slack)
       frontier = std::max(frontier, i);
     for (unsigned u : users[i]) {
       readyAt[u] = std::max(readyAt[u], end);
@@ -688,6 +730,9 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
            << result.assemblies << " concat(s), " << result.slices
            << " slice(s), " << result.partialSums
            << " weight-gradient addition(s)";
+  if (result.parts > 1 && result.merged > 0)
+    remark << ", " << result.merged
+           << " repeated concat(s)/slice(s) merged into the first";
   else if (result.reordered)
     remark << "left unsplit, its ops reordered by the list scheduler "
               "(independent chains such as micro-batches interleaved)";

@@ -52,6 +52,10 @@ CASES=(
   # per sequence; split-batch may split along them), and a TP=1 step of 2.
   "llama3-70b-tp8-s2048x2|--model llama3-70b --layers 2 --tp 8 --seq 2048 --sequences 2|all|--emulate-fabric|"
   "llama3-8b-tp1-s1024x2|--model llama3-8b --layers 2 --tp 1 --seq 1024 --sequences 2|none split auto||"
+  # One sequence of 4096 in 2 causal segments (tandem-gen --segments 2:
+  # segment 1's attention attends to both), split-batch along them.
+  "llama3-70b-tp8-s4096g2|--model llama3-70b --layers 2 --tp 8 --seq 4096 --segments 2|all|--emulate-fabric|"
+  "llama3-8b-tp1-s2048g2|--model llama3-8b --layers 2 --tp 1 --seq 2048 --segments 2|none split auto||"
 )
 cal_opt=""
 [ -n "$CAL" ] && cal_opt=" calibration=$CAL"

@@ -94,6 +94,21 @@ if [ "$mode" = prepare ]; then
   "$opt" "$out/l8seq.mlir" --tandem-export-plan="file=$out/l8seq-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$out/l8seq.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
     --tandem-export-plan="file=$out/l8seq-split2.json" -o /dev/null 2>/dev/null
+  # The causal token split of one sequence (tandem-gen --segments 2):
+  # prefix attention (queries) split into 2 parts, on an emulated TP=8 layer
+  # (split and auto) and on TP=1.
+  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 4096 \
+    --segments 2 -o "$out/l70seg.mlir"
+  "$opt" "$out/l70seg.mlir" --tandem-export-plan="file=$out/l70seg-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70seg.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=reschedule \
+    --tandem-export-plan="file=$out/l70seg-split2.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70seg.mlir" --tandem-overlap="strategy=auto copy-engines=true" \
+    --tandem-export-plan="file=$out/l70seg-auto-ce.json" -o /dev/null 2>/dev/null
+  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
+    --segments 2 -o "$out/l8seg.mlir"
+  "$opt" "$out/l8seg.mlir" --tandem-export-plan="file=$out/l8seg-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l8seg.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
+    --tandem-export-plan="file=$out/l8seg-split2.json" -o /dev/null 2>/dev/null
   nc="$here/runtime/Inputs/single-rank-collectives.mlir"
   "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$nc" --tandem-overlap=strategy=bulk \
@@ -135,6 +150,17 @@ elif [ "$mode" = run ]; then
   done
   check "llama3-8b TP1 2 seqs split2" "$run" "$out/l8seq-split2.json" \
     --check --reference "$out/l8seq-ref.json" --iters 3 --warmup 1
+  for v in split2 auto-ce; do
+    check "llama3-70b TP8 2 segs $v emulated" "$run" "$out/l70seg-$v.json" \
+      --emulate-fabric --check --reference "$out/l70seg-ref.json" --iters 2 --warmup 1
+  done
+  check "llama3-8b TP1 2 segs split2" "$run" "$out/l8seg-split2.json" \
+    --check --reference "$out/l8seg-ref.json" --iters 3 --warmup 1
+  # On TP=1 a sequence's segments are its rows in token order: the
+  # segmented step (prefix attention, token-order attention_grad) against
+  # the plain step of the same model and sequence.
+  check "llama3-8b TP1 2 segs vs plain" "$run" "$out/l8seg-ref.json" \
+    --check --reference "$out/l8tp1-ref.json" --iters 3 --warmup 1
   check "one-rank NCCL (threads)" "$run" "$out/nccl1-bulk.json" \
     --check --reference "$out/nccl1-ref.json" --iters 3
   if [ -n "${MPI_RUN:-}" ]; then

@@ -71,6 +71,8 @@ struct BatchSplitResult {
   unsigned assemblies = 0;  ///< Concats built (in place or copies).
   unsigned slices = 0;      ///< Slices built (views or copies).
   unsigned partialSums = 0; ///< Additions of weight-gradient parts.
+  /// Concats and slices that repeated an earlier one, merged into it.
+  unsigned merged = 0;
   llvm::SmallVector<BatchSplitCandidate> candidates;
   /// Why the function was left alone, when it was not splittable at all.
   std::string notApplicable;
