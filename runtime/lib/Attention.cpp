@@ -1,19 +1,24 @@
 //===- Attention.cpp - Attention from cuBLASLt GEMMs and softmax kernels --===//
 //
-// Standard (non-fused) attention: the seq x seq scores of a batch of query
-// heads are materialised in fp32 scratch at once, so scratch grows with
-// seq^2 times the heads of a batch (detail::attentionBatching sizes batches
-// to ~1 GiB of scores). Each step is a cuBLASLt strided-batched GEMM over the
-// kv heads of the batch for one query index j within the GQA group: query
-// head h = g * group + j, so the query (and dq, out, dout) matrices of the
-// batch are group * headDim columns apart in the packed tensors and the key
-// / value ones headDim apart; all are addressed in place through their row
-// strides (no repacking). One softmax launch covers the whole batch.
+// Standard (non-fused) attention: the rows x seq scores of a batch of query
+// heads (rows = seq, or the forward's `queries`) are materialised in fp32
+// scratch at once, so scratch grows with rows * seq times the heads of a
+// batch (detail::attentionBatching sizes batches to ~1 GiB of scores). Each
+// step is a cuBLASLt strided-batched GEMM over the kv heads of the batch for
+// one query index j within the GQA group: query head h = g * group + j, so the
+// query (and dq, out, dout) matrices of the batch are group * headDim columns
+// apart in the packed tensors and the key / value ones headDim apart; all are
+// addressed in place through their row strides (no repacking). One softmax
+// launch covers the whole batch.
 //
 // Forward, query head h with kv head g = h / group:
 //   S = scale * Q_h K_g^T (fp32),  P = softmax(S) (masked),  O_h = P V_g.
 // P is written over S in place (as `type`, row r of P starting where row r
-// of S does), so a head needs seq^2 * 4 bytes.
+// of S does), so a head needs rows * seq * 4 bytes. With `queries` = N the
+// rows are the last N of qkv (Q_h starts N rows before the end, K_g and
+// V_g are all seq rows): S is N x seq and the softmax's causal mask is
+// shifted by seq - N (bottom-right aligned), so each output row is the
+// full attention's row of the same position, at N x seq cost.
 // Backward (recomputing P), per head, in two seq^2 fp32 buffers A and C:
 //   A = S -> P (fp32, in place),  C = P (as `type`, narrowed layout),
 //   dV_g (+)= P^T dO_h (reads C),  C = dP = dO_h V_g^T (fp32),
@@ -50,7 +55,8 @@ int64_t alignUp(int64_t value) {
          kScratchAlignment;
 }
 
-bool validate(const char *what, const AttentionArgs &args, std::string &error) {
+bool validate(const char *what, const AttentionArgs &args, bool backward,
+              std::string &error) {
   if (args.seq <= 0 || args.heads <= 0 || args.kvHeads <= 0 ||
       args.headDim <= 0) {
     error = std::string(what) + ": seq, heads, kvHeads and headDim must be " +
@@ -65,6 +71,17 @@ bool validate(const char *what, const AttentionArgs &args, std::string &error) {
             std::to_string(args.kvHeads) + " kv heads";
     return false;
   }
+  if (args.queries < 0 || args.queries > args.seq) {
+    error = std::string(what) + ": queries " + std::to_string(args.queries) +
+            " outside [0, " + std::to_string(args.seq) + "] (the rows of qkv)";
+    return false;
+  }
+  if (backward && args.queries != 0) {
+    error = std::string(what) + ": queries " + std::to_string(args.queries) +
+            " applies to the attention forward only (the backward takes " +
+            "every row of qkv as a query)";
+    return false;
+  }
   return true;
 }
 
@@ -76,7 +93,8 @@ std::atomic<int64_t> maxHeadsPerBatch{0};
 
 bool validArgs(const AttentionArgs &args) {
   return args.seq > 0 && args.heads > 0 && args.kvHeads > 0 &&
-         args.headDim > 0 && args.heads % args.kvHeads == 0;
+         args.headDim > 0 && args.heads % args.kvHeads == 0 &&
+         args.queries >= 0 && args.queries <= args.seq;
 }
 
 /// Offsets into the scratch buffers (bytes); see the *ScratchBytes functions.
@@ -85,7 +103,7 @@ struct ForwardScratch {
   explicit ForwardScratch(const AttentionArgs &args) {
     int64_t heads = detail::attentionBatching(args, false).headsPerBatch();
     scores = 0;
-    total = scores + alignUp(heads * args.seq * args.seq * 4);
+    total = scores + alignUp(heads * args.queryRows() * args.seq * 4);
   }
 };
 
@@ -162,9 +180,10 @@ AttentionBatching attentionBatching(const AttentionArgs &args, bool backward) {
   if (!validArgs(args))
     return batching;
   int64_t group = args.heads / args.kvHeads;
-  // Scratch per head: the scores (forward); two score-sized buffers
-  // (backward).
-  int64_t perHead = args.seq * args.seq * 4 * (backward ? 2 : 1);
+  // Scratch per head: the rows x seq scores (forward); two seq x seq
+  // buffers (backward, where every row is a query).
+  int64_t perHead =
+      backward ? args.seq * args.seq * 4 * 2 : args.queryRows() * args.seq * 4;
   int64_t fit = std::max<int64_t>(1, kScoresBudget / perHead);
   if (int64_t cap = maxHeadsPerBatch.load(); cap > 0)
     fit = std::min(fit, cap);
@@ -189,6 +208,16 @@ void setAttentionMaxHeadsPerBatch(int64_t heads) {
 
 } // namespace detail
 
+double attentionForwardFlops(const AttentionArgs &args) {
+  if (!validArgs(args))
+    return 0;
+  double n = static_cast<double>(args.queryRows());
+  double s = static_cast<double>(args.seq);
+  double pairs = args.causal ? n * (s - n) + n * n / 2 : n * s;
+  return 4.0 * pairs * static_cast<double>(args.headDim) *
+         static_cast<double>(args.heads);
+}
+
 int64_t attentionScratchBytes(const AttentionArgs &args) {
   if (!validArgs(args))
     return 0;
@@ -205,7 +234,7 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
                      const void *qkv, void *out, void *scratch,
                      cudaStream_t stream, std::string &error) {
   const char *what = "launchAttention";
-  if (!validate(what, args, error))
+  if (!validate(what, args, false, error))
     return false;
   if (!qkv || !out || !scratch) {
     error = std::string(what) + ": null qkv, out or scratch";
@@ -215,14 +244,17 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
   QkvLayout qkvLayout(args);
   detail::AttentionBatching batching = detail::attentionBatching(args, false);
   float *scores = at<float>(scratch, layout.scores);
-  int64_t seq = args.seq, d = args.headDim, square = seq * seq;
+  // rows x seq scores per head: the queries are the last `rows` rows.
+  int64_t seq = args.seq, rows = args.queryRows(), d = args.headDim;
+  int64_t matrix = rows * seq;
   int64_t outWidth = args.heads * d;
   int64_t group = args.heads / args.kvHeads;
   float scale = 1.0f / std::sqrt(static_cast<float>(d));
   // P overwrites S: row r of P (as `type`) starts where row r of S does.
   int64_t typeBytes = dtypeBytes(args.type);
   int64_t probsLd = seq * 4 / typeBytes;
-  int64_t probsStride = square * 4 / typeBytes;
+  int64_t probsStride = matrix * 4 / typeBytes;
+  const void *queries = offset(qkv, (seq - rows) * qkvLayout.width, args.type);
 
   for (int64_t g0 = 0; g0 < args.kvHeads; g0 += batching.kvPerBatch) {
     int64_t nb = std::min(batching.kvPerBatch, args.kvHeads - g0);
@@ -235,24 +267,25 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
         batch.count = nb;
         batch.strideA = group * d;
         batch.strideB = d;
-        batch.strideC = square;
+        batch.strideC = matrix;
         // S = scale * Q_h K_g^T.
-        if (!prefixError(
-                what,
-                detail::launchMatmulStridedBatched(
-                    blas,
-                    gemm(args, seq, seq, d, false, true, DType::F32, scale,
-                         0.0f),
-                    offset(qkv, qkvLayout.query(h), args.type), qkvLayout.width,
-                    offset(qkv, qkvLayout.key(g0), args.type), qkvLayout.width,
-                    scores + jj * nb * square, seq, batch, stream, error),
-                error))
+        if (!prefixError(what,
+                         detail::launchMatmulStridedBatched(
+                             blas,
+                             gemm(args, rows, seq, d, false, true, DType::F32,
+                                  scale, 0.0f),
+                             offset(queries, qkvLayout.query(h), args.type),
+                             qkvLayout.width,
+                             offset(qkv, qkvLayout.key(g0), args.type),
+                             qkvLayout.width, scores + jj * nb * matrix, seq,
+                             batch, stream, error),
+                         error))
           return false;
       }
       if (!prefixError(what,
                        detail::launchSoftmaxForward(
-                           scores, nb * nj, seq, args.causal, scores, args.type,
-                           probsLd, nullptr, stream, error),
+                           scores, nb * nj, rows, seq, args.causal, scores,
+                           args.type, probsLd, nullptr, stream, error),
                        error))
         return false;
       for (int64_t jj = 0; jj < nj; ++jj) {
@@ -266,7 +299,7 @@ bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
         if (!prefixError(what,
                          detail::launchMatmulStridedBatched(
                              blas,
-                             gemm(args, seq, d, seq, false, false, args.type,
+                             gemm(args, rows, d, seq, false, false, args.type,
                                   1.0f, 0.0f),
                              offset(static_cast<const void *>(scores),
                                     jj * nb * probsStride, args.type),
@@ -287,7 +320,7 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
                          void *dqkv, void *scratch, cudaStream_t stream,
                          std::string &error) {
   const char *what = "launchAttentionGrad";
-  if (!validate(what, args, error))
+  if (!validate(what, args, true, error))
     return false;
   if (!dout || !qkv || !out || !dqkv || !scratch) {
     error = std::string(what) + ": null dout, qkv, out, dqkv or scratch";
@@ -363,8 +396,8 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
       // P in place in A (fp32) and as `type` into C.
       if (!prefixError(what,
                        detail::launchSoftmaxForward(
-                           probs32, nb * nj, seq, args.causal, probs, args.type,
-                           probsLd, probs32, stream, error),
+                           probs32, nb * nj, seq, seq, args.causal, probs,
+                           args.type, probsLd, probs32, stream, error),
                        error))
         return false;
       // dV_g (+)= P^T dO_h, in increasing j.

@@ -4,9 +4,10 @@
 // cuBLASLt GEMMs (Matmul.cpp) and these element-wise / row-wise kernels,
 // which live in Kernels.cu so that Attention.cpp stays plain C++.
 //
-// Score matrices are per head, seq x seq, fp32, row-major and dense (row i
-// holds the scores of query i against every key); a batch of heads stores
-// its matrices back to back, and one launch covers the whole batch. Like
+// Score matrices are per head, rows x seq, fp32, row-major and dense (row i
+// holds the scores of query i against every key; rows = seq, or the
+// forward's `queries`, the last rows of the sequence); a batch of heads
+// stores its matrices back to back, and one launch covers the whole batch. Like
 // everything in Kernels.h, each row is reduced by one CTA of a fixed size in
 // a fixed order, so results are bitwise reproducible.
 //
@@ -27,18 +28,20 @@ namespace tandem {
 namespace runtime {
 namespace detail {
 
-/// Row softmax of `count` already scaled score matrices (seq x seq fp32
-/// each, stored back to back: row r = matrix r / seq, query r % seq, at
-/// `scores + r * seq`). With `causal`, keys j > i of query i are masked
-/// (probability 0). Writes the probabilities as `probsType` to row r of
+/// Row softmax of `count` already scaled score matrices (rows x keys fp32
+/// each, stored back to back: row r = matrix r / rows, query i = r % rows,
+/// at `scores + r * keys`). The queries are the last `rows` of `keys`
+/// positions: with `causal`, keys j > keys - rows + i of query i are masked
+/// (probability 0; the mask aligned to the bottom right, the usual one when
+/// rows == keys). Writes the probabilities as `probsType` to row r of
 /// `probs` (at `probs + r * probsLd` elements) and, when `probs32` is not
-/// null, as fp32 to `probs32` (row stride seq). Either may alias `scores`
-/// with the same row starts (probsLd * size(probsType) == seq * 4): the
+/// null, as fp32 to `probs32` (row stride keys). Either may alias `scores`
+/// with the same row starts (probsLd * size(probsType) == keys * 4): the
 /// probabilities then overwrite the scores in place.
-bool launchSoftmaxForward(const float *scores, int64_t count, int64_t seq,
-                          bool causal, void *probs, DType probsType,
-                          int64_t probsLd, float *probs32, cudaStream_t stream,
-                          std::string &error);
+bool launchSoftmaxForward(const float *scores, int64_t count, int64_t rows,
+                          int64_t keys, bool causal, void *probs,
+                          DType probsType, int64_t probsLd, float *probs32,
+                          cudaStream_t stream, std::string &error);
 
 /// `rowDot[h * seq + i] = sum_c dout[i, h*headDim + c] * out[i, h*headDim+c]`
 /// for every head h, where `dout` and `out` are seq x heads*headDim of

@@ -8,6 +8,14 @@
 // f32, contiguous. dQ, dK and dV are written straight into the same views of
 // dqkv, so nothing is repacked.
 //
+// A forward with `queries` = N < seq takes Q as the (1, heads, N, headDim)
+// view that starts seq - N rows down the packed tensor and K, V as all seq
+// rows: cuDNN's separate query and key/value lengths (s_q = N, s_kv = seq),
+// with the causal mask's diagonal aligned to the bottom right, so query i
+// sees keys 0 .. seq - N + i. `out` and the statistics have N rows. N = seq
+// builds the same graph as no `queries` (top-left causal mask, which is the
+// same mask on a square). The backward takes no `queries`.
+//
 // Without TANDEM_HAVE_CUDNN (the build found no cuDNN or no cudnn-frontend)
 // only the two queries and create() exist, and create() fails with the
 // configure step's reason.
@@ -92,20 +100,24 @@ namespace {
 // Tensor uids of the variant packs.
 enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
 
-/// What a graph is built for: the shape, the type and the direction.
+/// What a graph is built for: the shape (query rows included), the type
+/// and the direction.
 using GraphKey =
-    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, bool>;
+    std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, bool>;
 
 GraphKey keyOf(const AttentionArgs &a, bool backward) {
-  return {a.seq,    a.heads,     a.kvHeads, a.headDim,
-          a.causal, int(a.type), backward};
+  return {a.seq,     a.queryRows(), a.heads,     a.kvHeads,
+          a.headDim, a.causal,      int(a.type), backward};
 }
 
 std::string describe(const AttentionArgs &a) {
   std::ostringstream os;
   os << (a.causal ? "causal" : "full") << " " << dtypeName(a.type) << " seq "
-     << a.seq << ", " << a.heads << " heads / " << a.kvHeads
-     << " kv heads, head dim " << a.headDim;
+     << a.seq;
+  if (a.queryRows() != a.seq)
+    os << " (last " << a.queryRows() << " rows queries)";
+  os << ", " << a.heads << " heads / " << a.kvHeads << " kv heads, head dim "
+     << a.headDim;
   return os.str();
 }
 
@@ -173,8 +185,15 @@ CudnnAttention::Impl::build(const AttentionArgs &a, bool backward,
              std::to_string(a.headDim);
     return nullptr;
   }
-  if (a.seq <= 0 || a.heads <= 0 || a.kvHeads <= 0 || a.heads % a.kvHeads) {
+  if (a.seq <= 0 || a.heads <= 0 || a.kvHeads <= 0 || a.heads % a.kvHeads ||
+      a.queries < 0 || a.queries > a.seq) {
     reason = "bad attention shape (" + describe(a) + ")";
+    return nullptr;
+  }
+  if (backward && a.queries != 0) {
+    reason = "queries " + std::to_string(a.queries) +
+             " applies to the attention forward only (the backward takes "
+             "every row of qkv as a query)";
     return nullptr;
   }
   auto graph = std::make_shared<fe::graph::Graph>();
@@ -186,24 +205,31 @@ CudnnAttention::Impl::build(const AttentionArgs &a, bool backward,
   int64_t row = (a.heads + 2 * a.kvHeads) * a.headDim;
   int64_t outRow = a.heads * a.headDim;
   float scale = 1.0f / std::sqrt(static_cast<float>(a.headDim));
-  auto q = graph->tensor(view("q", kQ, a.heads, a.seq, a.headDim, row));
+  int64_t rows = a.queryRows();
+  auto q = graph->tensor(view("q", kQ, a.heads, rows, a.headDim, row));
   auto k = graph->tensor(view("k", kK, a.kvHeads, a.seq, a.headDim, row));
   auto v = graph->tensor(view("v", kV, a.kvHeads, a.seq, a.headDim, row));
   if (!backward) {
     auto options = fe::graph::SDPA_attributes()
                        .set_name("tandem_attention")
                        .set_generate_stats(true)
-                       .set_attn_scale(scale)
-                       .set_causal_mask(a.causal);
+                       .set_attn_scale(scale);
+    // The last `rows` positions are the queries: with fewer queries than
+    // keys the causal diagonal is the score matrix's bottom-right one.
+    if (a.causal && rows < a.seq)
+      options.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT)
+          .set_diagonal_band_right_bound(0);
+    else
+      options.set_causal_mask(a.causal);
     auto [o, lse] = graph->sdpa(q, k, v, options);
     o->set_output(true)
         .set_uid(kO)
-        .set_dim({1, a.heads, a.seq, a.headDim})
-        .set_stride({a.seq * outRow, a.headDim, outRow, 1});
+        .set_dim({1, a.heads, rows, a.headDim})
+        .set_stride({rows * outRow, a.headDim, outRow, 1});
     lse->set_output(true)
         .set_uid(kStats)
-        .set_dim({1, a.heads, a.seq, 1})
-        .set_stride({a.heads * a.seq, a.seq, 1, 1})
+        .set_dim({1, a.heads, rows, 1})
+        .set_stride({a.heads * rows, rows, 1, 1})
         .set_data_type(fe::DataType_t::FLOAT);
   } else {
     auto o = graph->tensor(view("out", kO, a.heads, a.seq, a.headDim, outRow));
@@ -329,6 +355,9 @@ bool CudnnAttention::forward(const AttentionArgs &args, const void *qkv,
                              void *out, float *lse, void *workspace,
                              cudaStream_t stream, std::string &error) {
   auto [q, k, v] = qkvViews(args, qkv);
+  // The queries are the last queryRows() rows.
+  q += (args.seq - args.queryRows()) * (args.heads + 2 * args.kvHeads) *
+       args.headDim * dtypeBytes(args.type);
   std::unordered_map<int64_t, void *> pack = {
       {kQ, q}, {kK, k}, {kV, v}, {kO, out}, {kStats, lse}};
   return impl->execute(args, false, pack, workspace, stream, error);

@@ -301,12 +301,20 @@ AttentionArgs attentionArgs(const Plan &plan, const Step &s) {
   a.causal = s.causal;
   a.type = plan.buffers[s.inputs[0]].type;
   a.smTarget = static_cast<int>(s.smTarget);
+  // Query rows (forward only; validatePlan refuses them elsewhere). All
+  // rows spelled out is the full attention.
+  a.queries = s.queries == a.seq ? 0 : s.queries;
   return a;
 }
 
-bool sameAttention(const Step &a, const Step &b) {
+/// Whether backward `b` may read the LSE forward `a` saves: the same
+/// attention, with the same query rows (all of them: a backward has no
+/// `queries`).
+bool sameAttention(const Plan &plan, const Step &a, const Step &b) {
   return a.heads == b.heads && a.kvHeads == b.kvHeads &&
-         a.headDim == b.headDim && a.causal == b.causal;
+         a.headDim == b.headDim && a.causal == b.causal &&
+         attentionArgs(plan, a).queryRows() ==
+             attentionArgs(plan, b).queryRows();
 }
 
 } // namespace
@@ -591,7 +599,7 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       for (size_t j = i + 1; j < numSteps; ++j) {
         const Step &g = x.plan.steps[j];
         if (g.kind != StepKind::AttentionGrad ||
-            x.attentionKernel[j] != kernel || !sameAttention(f, g) ||
+            x.attentionKernel[j] != kernel || !sameAttention(x.plan, f, g) ||
             g.inputs[1] != f.inputs[0] || g.inputs[2] != f.outputs[0])
           continue;
         if (!x.attentionLse[i]) {

@@ -12,6 +12,11 @@
 // O += P V with P rounded to the input type in registers (the accumulator
 // layout of S is the A-operand layout of the PV product). The epilogue
 // writes O / l and the row log-sum-exp LSE = ln(sum_j exp(scale * s_j)).
+// With `queries` = N the query rows are the last N of qkv: the Q tiles
+// start qOffset = seq - N rows down, the grid covers N rows, and query row
+// m sits at sequence position qOffset + m, so the causal mask (and the
+// last key tile a CTA loads) is shifted by qOffset; key tiles past a CTA's
+// last visible key are never loaded, as without queries.
 //
 // Backward (FlashAttention-2): D = rowsum(dO * O) first (the existing row-dot
 // kernel), then two kernels that recompute P = exp(scale * S - LSE) tile by
@@ -279,6 +284,9 @@ struct FwdParams {
   uint16_t *out; // null: statistics only (LSE for a backward without one)
   float *lse;
   int seq, heads, kvHeads, group;
+  /// Query rows (the last `queries` of qkv), and the sequence position of
+  /// the first: seq - queries.
+  int queries, qOffset;
   int64_t width, outWidth;
   float scaleLog2; // scale * log2(e)
 };
@@ -307,14 +315,15 @@ __global__ void __launch_bounds__(kFwdWarps * 32, 1)
   // Causal CTAs with more keys start first.
   const int m0 = (gridDim.y - 1 - blockIdx.y) * kFwdRows;
   const int kvh = h / p.group;
-  const uint16_t *qBase = p.qkv + int64_t(h) * D;
+  const uint16_t *qBase = p.qkv + int64_t(p.qOffset) * p.width + int64_t(h) * D;
   const uint16_t *kBase = p.qkv + int64_t(p.heads + kvh) * D;
   const uint16_t *vBase = p.qkv + int64_t(p.heads + p.kvHeads + kvh) * D;
 
-  const int keyEnd = CAUSAL ? min(p.seq, m0 + kFwdRows) : p.seq;
+  // One past the last key the CTA's last row sees (causal).
+  const int keyEnd = CAUSAL ? min(p.seq, p.qOffset + m0 + kFwdRows) : p.seq;
   const int numTiles = (keyEnd + kKeyTile - 1) / kKeyTile;
 
-  loadTile<D, kFwdRows, kThreads>(sQ, qBase, p.width, m0, p.seq, tid);
+  loadTile<D, kFwdRows, kThreads>(sQ, qBase, p.width, m0, p.queries, tid);
   loadTile<D, kKeyTile, kThreads>(sK, kBase, p.width, 0, p.seq, tid);
   if (WRITE_OUT)
     loadTile<D, kKeyTile, kThreads>(sV, vBase, p.width, 0, p.seq, tid);
@@ -327,6 +336,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32, 1)
     o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
   const int rowA = m0 + warp * 16 + g; // rows rowA and rowA + 8
+  const int posA = p.qOffset + rowA;   // their sequence positions
 
   for (int n = 0; n < numTiles; ++n) {
     cpAsyncWaitAll();
@@ -366,15 +376,15 @@ __global__ void __launch_bounds__(kFwdWarps * 32, 1)
 
     const int n0 = n * kKeyTile;
     const bool mask =
-        n0 + kKeyTile > p.seq || (CAUSAL && n0 + kKeyTile - 1 > m0);
+        n0 + kKeyTile > p.seq || (CAUSAL && n0 + kKeyTile - 1 > p.qOffset + m0);
     if (mask) {
 #pragma unroll
       for (int j = 0; j < kKeyTile / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           int key = n0 + 8 * j + 2 * t + (e & 1);
-          int row = rowA + 8 * (e >> 1);
-          if (key >= p.seq || (CAUSAL && key > row))
+          int pos = posA + 8 * (e >> 1);
+          if (key >= p.seq || (CAUSAL && key > pos))
             s[j][e] = -INFINITY;
         }
     }
@@ -432,13 +442,13 @@ __global__ void __launch_bounds__(kFwdWarps * 32, 1)
     float l = quadSum(rowSum[half]);
     inv[half] = l > 0.0f ? 1.0f / l : 0.0f;
     int row = rowA + 8 * half;
-    if (t == 0 && row < p.seq)
-      p.lse[int64_t(h) * p.seq + row] =
+    if (t == 0 && row < p.queries)
+      p.lse[int64_t(h) * p.queries + row] =
           l > 0.0f ? (rowMax[half] + log2f(l)) * kLn2 : INFINITY;
   }
   if (WRITE_OUT)
     storeRows<T, D>(o, inv[0], inv[1], p.out + int64_t(h) * D, p.outWidth,
-                    m0 + warp * 16, p.seq, lane);
+                    m0 + warp * 16, p.queries, lane);
 }
 
 //===----------------------------------------------------------------------===//
@@ -837,7 +847,7 @@ bool forward(const FwdParams &p, cudaStream_t stream, std::string &error) {
     return fail(error, std::string("fused attention forward: "
                                    "cudaFuncSetAttribute failed: ") +
                            cudaGetErrorName(status));
-  dim3 grid(p.heads, (p.seq + kFwdRows - 1) / kFwdRows);
+  dim3 grid(p.heads, (p.queries + kFwdRows - 1) / kFwdRows);
   kernel<<<grid, kFwdWarps * 32, bytes, stream>>>(p);
   return checkLaunch("fused attention forward (flashForwardKernel)", error);
 }
@@ -926,6 +936,11 @@ bool fusedAttentionSupported(const AttentionArgs &args, std::string &reason) {
     reason = "invalid head layout";
     return false;
   }
+  if (args.queries < 0 || args.queries > args.seq) {
+    reason = "queries " + std::to_string(args.queries) + " outside [0, " +
+             std::to_string(args.seq) + "] (the rows of qkv)";
+    return false;
+  }
   // Offsets are computed in 64 bits, tile indices in 32.
   if (args.seq > (int64_t(1) << 30) || args.heads > 65535) {
     reason = "sequence or head count too large for the fused kernels";
@@ -935,7 +950,7 @@ bool fusedAttentionSupported(const AttentionArgs &args, std::string &reason) {
 }
 
 int64_t fusedAttentionLseBytes(const AttentionArgs &args) {
-  return args.heads * args.seq * 4;
+  return args.heads * args.queryRows() * 4;
 }
 
 int fusedAttentionGradSplits(const AttentionArgs &args) {
@@ -979,6 +994,8 @@ bool launchFusedAttention(const AttentionArgs &args, const void *qkv,
   p.out = static_cast<uint16_t *>(out);
   p.lse = lse;
   p.seq = static_cast<int>(args.seq);
+  p.queries = static_cast<int>(args.queryRows());
+  p.qOffset = p.seq - p.queries;
   p.heads = static_cast<int>(args.heads);
   p.kvHeads = static_cast<int>(args.kvHeads);
   p.group = static_cast<int>(args.heads / args.kvHeads);
@@ -1010,6 +1027,11 @@ bool detail::launchFusedAttentionGrad(const AttentionArgs &args,
   std::string reason;
   if (!fusedAttentionSupported(args, reason))
     return fail(error, "launchFusedAttentionGrad: unsupported: " + reason);
+  if (args.queries != 0)
+    return fail(error, "launchFusedAttentionGrad: queries " +
+                           std::to_string(args.queries) +
+                           " applies to the attention forward only (the "
+                           "backward takes every row of qkv as a query)");
   if (splits < 1 || (args.heads / args.kvHeads) % splits != 0)
     return fail(error, "launchFusedAttentionGrad: " + std::to_string(splits) +
                            " dK/dV parts do not divide the GQA group of " +

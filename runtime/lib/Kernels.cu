@@ -815,25 +815,26 @@ constexpr int kSoftmaxThreads = 256;
 /// 4, rows of up to 4096 scores are read from memory once).
 constexpr int kSoftmaxCached = 4;
 
-/// One CTA per row r of a batch of seq x seq score matrices stored back to
-/// back (query i = r % seq); V divides seq. The probabilities go to `probs`
-/// (row stride probsLd) and, if not null, to `probs32` (row stride seq).
+/// One CTA per row r of a batch of rows x seq score matrices stored back to
+/// back (query i = r % rows, at position seq - rows + i); V divides seq.
+/// The probabilities go to `probs` (row stride probsLd) and, if not null,
+/// to `probs32` (row stride seq).
 /// Either may alias `scores` with row r starting where row r of the scores
 /// does: every score a write could overwrite is read before that write
 /// (the cached packs before the first write; the others chunk by chunk,
 /// with a barrier between a chunk's reads and its writes, and a chunk's
 /// writes never reach past the scores already read).
 template <int V, typename P>
-__global__ void softmaxForwardKernel(const float *scores, int64_t seq,
-                                     bool causal, P *probs, int64_t probsLd,
-                                     float *probs32) {
+__global__ void softmaxForwardKernel(const float *scores, int64_t rows,
+                                     int64_t seq, bool causal, P *probs,
+                                     int64_t probsLd, float *probs32) {
   __shared__ float shared[32];
   int64_t r = blockIdx.x;
-  int64_t i = r % seq;
+  int64_t i = r % rows;
   const float *row = scores + r * seq;
   P *outRow = probs + r * probsLd;
   float *outRow32 = probs32 ? probs32 + r * seq : nullptr;
-  int64_t valid = causal ? i + 1 : seq;
+  int64_t valid = causal ? seq - rows + i + 1 : seq;
   int64_t packs = seq / V;
   int64_t stride = blockDim.x;
 
@@ -2127,28 +2128,32 @@ bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
 
 namespace detail {
 
-bool launchSoftmaxForward(const float *scores, int64_t count, int64_t seq,
-                          bool causal, void *probs, DType probsType,
-                          int64_t probsLd, float *probs32, cudaStream_t stream,
-                          std::string &error) {
-  if (seq <= 0 || count <= 0)
+bool launchSoftmaxForward(const float *scores, int64_t count, int64_t rows,
+                          int64_t keys, bool causal, void *probs,
+                          DType probsType, int64_t probsLd, float *probs32,
+                          cudaStream_t stream, std::string &error) {
+  if (rows <= 0 || keys <= 0 || count <= 0)
     return true;
-  if (count * seq > INT32_MAX)
+  if (rows > keys)
+    return fail(error, "launchSoftmaxForward: more query rows than keys");
+  if (count * rows > INT32_MAX)
     return fail(error, "launchSoftmaxForward: too many rows");
   constexpr int kWidth = 4;
-  bool vector = seq % kWidth == 0 && probsLd % kWidth == 0 &&
+  bool vector = keys % kWidth == 0 && probsLd % kWidth == 0 &&
                 packAligned(scores, DType::F32, kWidth) &&
                 packAligned(probs, probsType, kWidth) &&
                 packAligned(probs32, DType::F32, kWidth);
   withType(probsType, [&](auto tag) {
     using P = typename decltype(tag)::type;
-    unsigned rows = static_cast<unsigned>(count * seq);
+    unsigned blocks = static_cast<unsigned>(count * rows);
     if (vector)
-      softmaxForwardKernel<kWidth, P><<<rows, kSoftmaxThreads, 0, stream>>>(
-          scores, seq, causal, static_cast<P *>(probs), probsLd, probs32);
+      softmaxForwardKernel<kWidth, P><<<blocks, kSoftmaxThreads, 0, stream>>>(
+          scores, rows, keys, causal, static_cast<P *>(probs), probsLd,
+          probs32);
     else
-      softmaxForwardKernel<1, P><<<rows, kSoftmaxThreads, 0, stream>>>(
-          scores, seq, causal, static_cast<P *>(probs), probsLd, probs32);
+      softmaxForwardKernel<1, P><<<blocks, kSoftmaxThreads, 0, stream>>>(
+          scores, rows, keys, causal, static_cast<P *>(probs), probsLd,
+          probs32);
   });
   return checkLaunch("attention softmax (softmaxForwardKernel)", error);
 }

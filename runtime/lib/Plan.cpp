@@ -235,10 +235,14 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
         !checkedMul(step.heads, step.headDim, outCols))
       return overflows("(heads + 2 * kv_heads) * head_dim");
     Shape qkvShape{qkv.shape[0], qkvCols};
-    Shape outShape{qkvShape[0], outCols};
     if (qkv.shape != qkvShape)
       return "qkv has shape " + shapeText(qkv.shape) + ", expected " +
              shapeText(qkvShape);
+    // checkQueries refused `queries` on attention_grad.
+    if (step.queries < 0 || step.queries > qkvShape[0])
+      return "queries " + std::to_string(step.queries) + " outside [0, " +
+             std::to_string(qkvShape[0]) + "] (the rows of qkv)";
+    Shape outShape{step.queries > 0 ? step.queries : qkvShape[0], outCols};
     for (int64_t b : step.inputs)
       if (!(e = sameType(plan.buffers[b], qkv, "attention operands")).empty())
         return e;
@@ -252,7 +256,10 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     }
     if (out(0).shape != outShape)
       return "output has shape " + shapeText(out(0).shape) + ", expected " +
-             shapeText(outShape);
+             shapeText(outShape) +
+             (step.queries > 0 ? " (the last " + std::to_string(step.queries) +
+                                     " rows of qkv are the queries)"
+                               : std::string());
     return "";
   }
   case StepKind::Norm:
@@ -428,6 +435,16 @@ std::string checkTransport(const Step &step) {
   return "";
 }
 
+/// Query rows (`queries`) are a field of attention forward steps only: the
+/// backward takes every row of qkv as a query. Returns "" or the problem.
+std::string checkQueries(const Step &step) {
+  if (step.queries == 0 || step.kind == StepKind::Attention)
+    return "";
+  return "queries applies to attention steps only, not " +
+         std::string(stepKindName(step.kind)) + " (has " +
+         std::to_string(step.queries) + ")";
+}
+
 /// "<count> <what> exceed kMax<Name> = <bound>" when count > bound.
 std::string checkCount(int64_t count, int64_t bound, const char *what,
                        const char *name) {
@@ -591,6 +608,8 @@ std::string validatePlan(const Plan &plan) {
                ", a plan input (inputs are read-only)";
     }
     if (std::string e = checkTransport(step); !e.empty())
+      return where.str() + ": " + e;
+    if (std::string e = checkQueries(step); !e.empty())
       return where.str() + ": " + e;
     if (std::string e = checkStepShapes(plan, step); !e.empty())
       return where.str() + ": " + e;

@@ -134,9 +134,11 @@ json stepToJson(const Step &step) {
     break;
   }
   // Written only where it differs from the default, so that plans without
-  // copy-engine steps read as before.
+  // copy-engine steps (or query rows) read and write as before.
   if (step.copyEngine)
     j["transport"] = transportName(Transport::CopyEngine);
+  if (step.queries != 0)
+    j["queries"] = step.queries;
   if (step.predictedStartUs >= 0) {
     j["predicted"] = {{"start_us", step.predictedStartUs},
                       {"duration_us", step.predictedDurationUs}};
@@ -433,6 +435,9 @@ bool readStep(const json &j, const std::string &path, Step &step,
   enumField(r, "transport", transport, Transport::CopyEngine, transportName,
             false);
   step.copyEngine = transport == Transport::CopyEngine;
+  // Optional, 0 when absent; read for every kind like `transport`, so that
+  // validatePlan refuses it outside attention steps naming the kind.
+  r.integer("queries", step.queries, false, 0);
   if (const json *p = r.get("predicted", false)) {
     Reader pr(*p, path + ".predicted", error);
     pr.number("start_us", step.predictedStartUs, true);

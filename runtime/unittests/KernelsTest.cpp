@@ -248,6 +248,10 @@ protected:
   void checkElementwise(int64_t rows, int64_t cols, int64_t shift);
   void checkAttention(const AttentionArgs &args, const std::string &what);
   void checkFusedAttention(const AttentionArgs &args, const std::string &what);
+  enum class AttentionPath { Unfused, Fused, Cudnn };
+  void checkAttentionQueries(AttentionPath path, const AttentionArgs &args,
+                             std::initializer_list<int64_t> queries,
+                             CudnnAttention *cudnn, const std::string &what);
 
   cudaStream_t stream = nullptr;
   BlasContext blas;
@@ -1219,6 +1223,228 @@ TEST(KernelsHostTest, CudnnAttentionSaysWhyItIsMissing) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attention with query rows (AttentionArgs::queries)
+//===----------------------------------------------------------------------===//
+
+/// The last `rows` of the `total` rows of a row-major matrix.
+template <typename T>
+std::vector<T> lastRows(const std::vector<T> &matrix, int64_t total,
+                        int64_t rows) {
+  int64_t cols = static_cast<int64_t>(matrix.size()) / total;
+  return std::vector<T>(matrix.end() - rows * cols, matrix.end());
+}
+
+/// The entries of the last `rows` queries of a [heads][seq] statistic, as
+/// [heads][rows].
+template <typename T>
+std::vector<T> lastQueries(const std::vector<T> &stat, int64_t heads,
+                           int64_t seq, int64_t rows) {
+  std::vector<T> result;
+  for (int64_t h = 0; h < heads; ++h)
+    result.insert(result.end(), stat.begin() + h * seq + seq - rows,
+                  stat.begin() + (h + 1) * seq);
+  return result;
+}
+
+/// For each N of `queries`: the forward of `path` with the last N rows of
+/// qkv as queries writes every element of its N-row output, and that
+/// output is the last N rows of the double reference and of the same
+/// path's full attention (bitwise for the fused kernel, whose rows do not
+/// depend on the CTA they fall in; within rounding for the paths whose
+/// GEMMs / engines may change with the shape). The fused and cuDNN paths'
+/// LSE likewise.
+void KernelsTest::checkAttentionQueries(AttentionPath path,
+                                        const AttentionArgs &args,
+                                        std::initializer_list<int64_t> queries,
+                                        CudnnAttention *cudnn,
+                                        const std::string &what) {
+  SCOPED_TRACE(what);
+  DType type = args.type;
+  AttentionArgs full = args;
+  full.queries = 0;
+  int64_t seq = args.seq, heads = args.heads;
+  int64_t width = (heads + 2 * args.kvHeads) * args.headDim;
+  int64_t outCols = heads * args.headDim;
+  uint64_t seed = 500 + seq * 7 + heads * 3 + args.headDim +
+                  (args.causal ? 1 : 0) + 50 * static_cast<int>(type);
+  // q and k in [-2, 2): peaked rows, so that the running max matters.
+  std::vector<float> qkv = randomValues(type, seq * width, seed, -2, 2);
+  DeviceBuffer dQkv(type, qkv);
+  bool hasLse = path != AttentionPath::Unfused;
+  std::string reason;
+
+  // Writes `out` (and `lse`) for `a` with `path`.
+  auto forward = [&](const AttentionArgs &a, void *out, float *lse) {
+    switch (path) {
+    case AttentionPath::Unfused: {
+      DeviceBuffer scratch(attentionScratchBytes(a));
+      bool ok = launchAttention(blas, a, dQkv.get(), out, scratch.get(), stream,
+                                error);
+      sync();
+      return ok;
+    }
+    case AttentionPath::Fused:
+      return launchFusedAttention(a, dQkv.get(), out, lse, stream, error);
+    case AttentionPath::Cudnn: {
+      if (!cudnn->prepare(a, false, error))
+        return false;
+      DeviceBuffer workspace(
+          std::max<int64_t>(cudnn->workspaceBytes(a, false), 1));
+      bool ok = cudnn->forward(a, dQkv.get(), out, lse, workspace.get(), stream,
+                               error);
+      sync();
+      return ok;
+    }
+    }
+    return false;
+  };
+
+  DeviceBuffer fullOut(seq * outCols * typeBytes(type)),
+      fullLse(fusedAttentionLseBytes(full));
+  ASSERT_TRUE(forward(full, fullOut.get(), static_cast<float *>(fullLse.get())))
+      << error;
+  std::vector<uint8_t> fullBits = fullOut.download();
+  std::vector<float> fullValues = decode(type, fullBits);
+  std::vector<double> fullAsDouble(fullValues.begin(), fullValues.end());
+  AttentionRef reference = attentionReference(args, qkv, nullptr, nullptr);
+  std::vector<double> lseWant;
+  std::vector<float> fullLseValues;
+  if (hasLse) {
+    lseWant = lseReference(full, qkv);
+    fullLseValues = fullLse.values(DType::F32);
+  }
+  // The tolerances of the full paths' tests (f32 runs on TF32).
+  double tolerance = type == DType::BF16  ? 2e-2
+                     : type == DType::F16 ? 4e-3
+                                          : 1e-2;
+
+  for (int64_t rows : queries) {
+    SCOPED_TRACE("queries " + std::to_string(rows));
+    AttentionArgs a = args;
+    a.queries = rows;
+    ASSERT_EQ(a.queryRows(), rows);
+    std::vector<float> garbage = randomValues(type, rows * outCols, 14, 5, 9);
+    DeviceBuffer out(type, garbage), lse(fusedAttentionLseBytes(a));
+    ASSERT_EQ(lse.bytes(), heads * rows * 4);
+    ASSERT_TRUE(forward(a, out.get(), static_cast<float *>(lse.get())))
+        << error;
+    std::vector<uint8_t> bits = out.download();
+    std::vector<float> values = decode(type, bits);
+    ASSERT_EQ(static_cast<int64_t>(values.size()), rows * outCols);
+    EXPECT_LE(relMaxError(values, lastRows(reference.out, seq, rows)),
+              tolerance)
+        << "against the reference";
+    if (path == AttentionPath::Fused) {
+      EXPECT_EQ(bits, lastRows(fullBits, seq, rows)) << "against full";
+    } else {
+      EXPECT_LE(relMaxError(values, lastRows(fullAsDouble, seq, rows)),
+                2 * tolerance)
+          << "against full";
+    }
+    if (!hasLse)
+      continue;
+    std::vector<float> lseValues = lse.values(DType::F32);
+    expectClose(lseValues, lastQueries(lseWant, heads, seq, rows), 1e-5, 1e-4,
+                what + " lse");
+    if (path == AttentionPath::Fused) {
+      EXPECT_EQ(lseValues, lastQueries(fullLseValues, heads, seq, rows))
+          << "lse against full";
+    }
+  }
+}
+
+/// Calls `check(args, what)` for every shape, causal and full, and type.
+template <typename Check>
+void forEachQueriesCase(std::initializer_list<AttentionShape> shapes,
+                        std::initializer_list<DType> types, Check check) {
+  for (AttentionShape c : shapes)
+    for (bool causal : {false, true})
+      for (DType type : types) {
+        AttentionArgs args;
+        args.seq = c.seq;
+        args.heads = c.heads;
+        args.kvHeads = c.kvHeads;
+        args.headDim = c.headDim;
+        args.causal = causal;
+        args.type = type;
+        check(args, "seq " + std::to_string(c.seq) + " heads " +
+                        std::to_string(c.heads) + " kv " +
+                        std::to_string(c.kvHeads) + " d " +
+                        std::to_string(c.headDim) +
+                        (causal ? " causal " : " ") + name(type));
+      }
+}
+
+TEST_F(KernelsTest, UnfusedAttentionQueriesAreTheLastRowsOfFullAttention) {
+  // GQA 8/2 and 6/3; half the rows, a count no tile or vector width
+  // divides, one row and all rows; heads in one batch or at most 3 a batch.
+  for (int64_t cap : {0, 3}) {
+    detail::setAttentionMaxHeadsPerBatch(cap);
+    forEachQueriesCase(
+        {{40, 8, 2, 16}, {37, 6, 3, 8}}, {DType::BF16, DType::F16, DType::F32},
+        [&](const AttentionArgs &args, const std::string &what) {
+          checkAttentionQueries(AttentionPath::Unfused, args,
+                                {args.seq / 2, 7, 1, args.seq}, nullptr,
+                                what + " cap " + std::to_string(cap));
+        });
+  }
+  detail::setAttentionMaxHeadsPerBatch(0);
+  forEachQueriesCase({{256, 8, 2, 64}}, {DType::BF16},
+                     [&](const AttentionArgs &args, const std::string &what) {
+                       checkAttentionQueries(AttentionPath::Unfused, args,
+                                             {128, 77}, nullptr, what);
+                     });
+}
+
+TEST_F(KernelsTest, FusedAttentionQueriesAreTheLastRowsOfFullAttention) {
+  // Head dims 64 and 128, GQA 8/2 and 4/4; query counts that are half the
+  // rows, not a multiple of the 128-query or 64-key tiles (so the first
+  // query sits inside a key tile), one row, and all rows.
+  forEachQueriesCase({{256, 8, 2, 64}, {200, 8, 2, 128}, {384, 4, 4, 64}},
+                     {DType::BF16, DType::F16},
+                     [&](const AttentionArgs &args, const std::string &what) {
+                       checkAttentionQueries(
+                           AttentionPath::Fused, args,
+                           {args.seq / 2, 77, 1, args.seq - 1, args.seq},
+                           nullptr, what);
+                     });
+}
+
+TEST_F(KernelsTest, CudnnAttentionQueriesAreTheLastRowsOfFullAttention) {
+  std::string reason;
+  if (!cudnnAttentionBuilt(reason))
+    GTEST_SKIP() << reason;
+  std::unique_ptr<CudnnAttention> cudnn = CudnnAttention::create(true, error);
+  ASSERT_TRUE(cudnn) << error;
+  // Separate query and key lengths with a bottom-right causal mask; cuDNN
+  // before 9.6 takes them only in multiples of 64, hence 77 from 9.6 on.
+  bool anyLength = cudnnAttentionLibraryVersion() >= 90600;
+  forEachQueriesCase({{256, 8, 2, 64}, {384, 8, 2, 128}},
+                     {DType::BF16, DType::F16},
+                     [&](const AttentionArgs &args, const std::string &what) {
+                       if (anyLength)
+                         checkAttentionQueries(AttentionPath::Cudnn, args,
+                                               {args.seq / 2, 64, 77, args.seq},
+                                               cudnn.get(), what);
+                       else
+                         checkAttentionQueries(AttentionPath::Cudnn, args,
+                                               {args.seq / 2, 64, args.seq},
+                                               cudnn.get(), what);
+                     });
+  // The backward takes no query rows: refused with the reason.
+  AttentionArgs args;
+  args.seq = 256;
+  args.heads = 8;
+  args.kvHeads = 2;
+  args.headDim = 64;
+  args.queries = 128;
+  EXPECT_FALSE(cudnn->prepare(args, true, reason));
+  EXPECT_NE(reason.find("queries 128 applies to the attention forward only"),
+            std::string::npos)
+      << reason;
+}
+
+//===----------------------------------------------------------------------===//
 // Opaque
 //===----------------------------------------------------------------------===//
 
@@ -1689,6 +1915,75 @@ TEST(KernelsHostTest, ScratchSizesCoverTheirBuffers) {
   // Invalid arguments need no scratch (the launch rejects them).
   args.kvHeads = 3;
   EXPECT_EQ(attentionScratchBytes(args), 0);
+}
+
+TEST(KernelsHostTest, AttentionQueriesSizeScratchAndFlops) {
+  AttentionArgs args;
+  args.seq = 16;
+  args.heads = 4;
+  args.kvHeads = 2;
+  args.headDim = 8;
+  args.type = DType::BF16;
+  EXPECT_EQ(args.queryRows(), 16);
+  int64_t fullScores = attentionScratchBytes(args);
+  int64_t fullLse = fusedAttentionLseBytes(args);
+  args.queries = 8;
+  EXPECT_EQ(args.queryRows(), 8);
+  // 8 x 16 fp32 scores per head, 8 LSE rows per head.
+  EXPECT_EQ(attentionScratchBytes(args), 4 * 8 * 16 * 4);
+  EXPECT_EQ(attentionScratchBytes(args) * 2, fullScores);
+  EXPECT_EQ(fusedAttentionLseBytes(args), 4 * 8 * 4);
+  EXPECT_EQ(fusedAttentionLseBytes(args) * 2, fullLse);
+  args.queries = 16; // every row spelled out
+  EXPECT_EQ(attentionScratchBytes(args), fullScores);
+
+  // 4 * heads * headDim per visible pair; causal: N * (S - N) + N^2 / 2,
+  // S^2 / 2 for the full square, as the cost model counts.
+  args.queries = 0;
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(args), 4.0 * 16 * 16 * 8 * 4);
+  args.causal = true;
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(args), 4.0 * (16 * 16 / 2) * 8 * 4);
+  args.queries = 16;
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(args), 4.0 * (16 * 16 / 2) * 8 * 4);
+  args.queries = 4;
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(args),
+                   4.0 * (4 * 12 + 4 * 4 / 2) * 8 * 4);
+  args.causal = false;
+  EXPECT_DOUBLE_EQ(attentionForwardFlops(args), 4.0 * 4 * 16 * 8 * 4);
+  args.queries = 17;
+  EXPECT_EQ(attentionForwardFlops(args), 0.0);
+  EXPECT_EQ(attentionScratchBytes(args), 0);
+
+  // Out of range: refused by every path, naming the field; the backward
+  // launches refuse any query rows (before touching the device).
+  std::string reason, error;
+  AttentionArgs fused = args;
+  fused.headDim = 64;
+  EXPECT_FALSE(fusedAttentionSupported(fused, reason));
+  EXPECT_EQ(reason, "queries 17 outside [0, 16] (the rows of qkv)");
+  fused.queries = 16;
+  EXPECT_TRUE(fusedAttentionSupported(fused, reason)) << reason;
+  args.queries = -1;
+  BlasContext blas;
+  char dummy[16] = {};
+  EXPECT_FALSE(
+      launchAttention(blas, args, dummy, dummy, dummy, nullptr, error));
+  EXPECT_EQ(error, "launchAttention: queries -1 outside [0, 16] (the rows of "
+                   "qkv)");
+  args.queries = 8;
+  EXPECT_FALSE(launchAttentionGrad(blas, args, dummy, dummy, dummy, dummy,
+                                   dummy, nullptr, error));
+  EXPECT_EQ(error, "launchAttentionGrad: queries 8 applies to the attention "
+                   "forward only (the backward takes every row of qkv as a "
+                   "query)");
+  args.headDim = 64;
+  alignas(16) char aligned[16] = {};
+  EXPECT_FALSE(launchFusedAttentionGrad(args, aligned, aligned, aligned,
+                                        nullptr, aligned, aligned, nullptr,
+                                        error));
+  EXPECT_EQ(error, "launchFusedAttentionGrad: queries 8 applies to the "
+                   "attention forward only (the backward takes every row of "
+                   "qkv as a query)");
 }
 
 TEST(KernelsHostTest, InvalidArgumentsAreRejectedWithMessages) {

@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 using namespace tandem::runtime;
 
 namespace {
@@ -396,6 +399,155 @@ std::string replaced(std::string text, const std::string &from,
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+/// qkv (16 rows, 4 heads / 2 kv heads of 8) -> attention -> out, with
+/// `queries` query rows (0: all 16), then attention_grad of the full
+/// attention when `grad` is set (it needs a full forward output).
+Plan attentionPlan(int64_t queries, bool grad = false) {
+  Plan plan;
+  plan.function = "prefix_attention";
+  int64_t qkv = addBuffer(plan, {16, (4 + 2 * 2) * 8}, Buffer::Role::Input);
+  int64_t out = addBuffer(plan, {queries > 0 ? queries : 16, 4 * 8});
+  Step a;
+  a.kind = StepKind::Attention;
+  a.name = "tandem.attention";
+  a.heads = 4;
+  a.kvHeads = 2;
+  a.headDim = 8;
+  a.causal = true;
+  a.queries = queries;
+  a.inputs = {qkv};
+  a.outputs = {out};
+  plan.steps.push_back(a);
+  plan.outputs = {out};
+  if (grad) {
+    int64_t dout = addBuffer(plan, {16, 4 * 8}, Buffer::Role::Input);
+    int64_t dqkv = addBuffer(plan, {16, (4 + 2 * 2) * 8});
+    Step g = a;
+    g.kind = StepKind::AttentionGrad;
+    g.name = "tandem.attention_grad";
+    g.queries = 0;
+    g.inputs = {dout, qkv, out};
+    g.outputs = {dqkv};
+    plan.steps.push_back(g);
+    plan.outputs.push_back(dqkv);
+  }
+  return plan;
+}
+
+TEST(PlanTest, AttentionQueriesRoundTripAndAreOptional) {
+  // The last 8 of 16 rows as queries, and every row spelled out.
+  for (int64_t queries : {8, 1, 16}) {
+    Plan plan = attentionPlan(queries);
+    ASSERT_EQ(validatePlan(plan), "") << queries;
+    std::string text = writePlanJson(plan);
+    EXPECT_NE(text.find("\"queries\": " + std::to_string(queries)),
+              std::string::npos)
+        << text;
+    std::string error;
+    std::optional<Plan> back = parsePlan(text, "mem", error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(back->steps[0].queries, queries);
+    EXPECT_EQ(writePlanJson(*back), text);
+  }
+  // Without queries nothing new is written: plans read and write as before.
+  Plan full = attentionPlan(0, /*grad=*/true);
+  ASSERT_EQ(validatePlan(full), "");
+  std::string text = writePlanJson(full);
+  EXPECT_EQ(text.find("queries"), std::string::npos) << text;
+  std::string error;
+  std::optional<Plan> back = parsePlan(text, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->steps[0].queries, 0);
+  EXPECT_EQ(back->steps[1].queries, 0);
+  EXPECT_EQ(writePlanJson(*back), text);
+  // 0 spelled out is the default: read as such, not written back.
+  std::string spelled = replaced(text, "\"kind\": \"attention\"",
+                                 "\"queries\": 0, \"kind\": \"attention\"");
+  back = parsePlan(spelled, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(writePlanJson(*back), text);
+}
+
+#ifdef TANDEM_PLAN_CORPUS_DIR
+TEST(PlanTest, ExportedAttentionPlansRoundTripByteIdentically) {
+  // Plans the compiler exported before `queries` existed (their attention
+  // steps take every row as a query) read and write back unchanged.
+  for (const char *name : {"small-step.json", "small-step-overlap.json"}) {
+    std::string path =
+        std::string(TANDEM_PLAN_CORPUS_DIR) + "/plan-seeds/" + name;
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << path;
+    std::stringstream text;
+    text << in.rdbuf();
+    ASSERT_NE(text.str().find("\"attention\""), std::string::npos) << path;
+    std::string error;
+    std::optional<Plan> plan = parsePlan(text.str(), path, error);
+    ASSERT_TRUE(plan) << error;
+    for (const Step &s : plan->steps)
+      EXPECT_EQ(s.queries, 0) << path;
+    EXPECT_EQ(writePlanJson(*plan), text.str()) << path;
+  }
+}
+#endif
+
+TEST(PlanTest, AttentionQueriesAreValidated) {
+  {
+    Plan plan = attentionPlan(8);
+    plan.steps[0].queries = -1;
+    EXPECT_EQ(validatePlan(plan), "step 0 (tandem.attention): queries -1 "
+                                  "outside [0, 16] (the rows of qkv)");
+  }
+  {
+    Plan plan = attentionPlan(8);
+    plan.steps[0].queries = 17;
+    EXPECT_EQ(validatePlan(plan), "step 0 (tandem.attention): queries 17 "
+                                  "outside [0, 16] (the rows of qkv)");
+  }
+  {
+    // The output has the query rows, not the rows of qkv.
+    Plan plan = attentionPlan(8);
+    plan.buffers[1].shape = {16, 32};
+    EXPECT_EQ(validatePlan(plan),
+              "step 0 (tandem.attention): output has shape [16x32], expected "
+              "[8x32] (the last 8 rows of qkv are the queries)");
+    plan.steps[0].queries = 0;
+    EXPECT_EQ(validatePlan(plan), "");
+    plan.buffers[1].shape = {8, 32};
+    EXPECT_EQ(validatePlan(plan), "step 0 (tandem.attention): output has "
+                                  "shape [8x32], expected [16x32]");
+  }
+  {
+    Plan plan = attentionPlan(0, /*grad=*/true);
+    ASSERT_EQ(validatePlan(plan), "");
+    plan.steps[1].queries = 16;
+    EXPECT_EQ(validatePlan(plan),
+              "step 1 (tandem.attention_grad): queries applies to attention "
+              "steps only, not attention_grad (has 16)");
+  }
+  {
+    Plan plan = twoStreamPlan();
+    plan.steps[3].queries = 2; // the gelu
+    EXPECT_EQ(validatePlan(plan),
+              "step 3 (tandem.elementwise): queries applies to attention "
+              "steps only, not elementwise (has 2)");
+  }
+  // Read from JSON: a count (>= 0), refused on other kinds by validation.
+  std::string text = writePlanJson(attentionPlan(8, /*grad=*/false));
+  EXPECT_EQ(parseError(replaced(text, "\"queries\": 8", "\"queries\": -8")),
+            "p.json.steps[0].queries: must be in [0, inf], got -8");
+  EXPECT_EQ(parseError(replaced(text, "\"queries\": 8", "\"queries\": \"8\"")),
+            "p.json.steps[0].queries: must be an integer");
+  EXPECT_EQ(parseError(replaced(text, "\"queries\": 8", "\"queries\": 32")),
+            "p.json: step 0 (tandem.attention): queries 32 outside [0, 16] "
+            "(the rows of qkv)");
+  std::string grad = writePlanJson(attentionPlan(0, /*grad=*/true));
+  EXPECT_EQ(parseError(replaced(grad, "\"kind\": \"attention_grad\"",
+                                "\"queries\": 4, \"kind\": "
+                                "\"attention_grad\"")),
+            "p.json: step 1 (tandem.attention_grad): queries applies to "
+            "attention steps only, not attention_grad (has 4)");
 }
 
 // Issue 13, row 2: chunks * interleave wrapped to 0 and `%` by it trapped.

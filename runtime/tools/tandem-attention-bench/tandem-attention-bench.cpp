@@ -10,8 +10,11 @@
 // time includes its D = rowsum(dO * O) pre-pass; the fused backward reads the
 // LSE its forward saved, as the executor arranges.
 //
-// FLOPs follow the cost model: forward 4 * seq^2 * headDim * heads (half of
-// it when causal), backward 2.5x the forward.
+// FLOPs follow the cost model (attentionForwardFlops): forward 4 * seq^2 *
+// headDim * heads (half of it when causal), backward 2.5x the forward. A
+// case with QUERIES = N times the forward of the last N rows as queries
+// against all SEQ keys (4 * (N * (SEQ - N) + N^2 / 2) * headDim * heads
+// when causal, N * SEQ pairs when not) and has no backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,13 +42,14 @@ constexpr int kExitUsage = 2;
 
 void printHelp() {
   std::puts(
-      "usage: tandem-attention-bench --case NAME:SEQ:HEADS:KV:DIM:CAUSAL[:TYPE]"
-      "...\n"
+      "usage: tandem-attention-bench --case "
+      "NAME:SEQ:HEADS:KV:DIM:CAUSAL[:TYPE[:QUERIES]]...\n"
       "                              [--impl IMPL[,IMPL...]] [--iters N]\n"
       "                              [--warmup N] [--json FILE] [--device D]\n"
       "\n"
       "Times attention forward and backward on each case (CAUSAL 0 or 1,\n"
-      "TYPE bf16 (default) or f16) and prints one line per case and\n"
+      "TYPE bf16 (default) or f16; QUERIES N > 0: only the last N of the\n"
+      "SEQ rows are queries, forward only) and prints one line per case and\n"
       "implementation. IMPL: fused (default), unfused, cudnn (cuDNN's fused\n"
       "attention, deterministic backward), cudnn-nondeterministic, or both\n"
       "(fused,unfused). Exit codes: 0 success, 1 CUDA error, 2 usage (also\n"
@@ -62,7 +66,7 @@ bool parseCase(const std::string &text, Case &c) {
   std::stringstream ss(text);
   for (std::string p; std::getline(ss, p, ':');)
     parts.push_back(p);
-  if (parts.size() != 6 && parts.size() != 7)
+  if (parts.size() < 6 || parts.size() > 8)
     return false;
   c.name = parts[0];
   char *end = nullptr;
@@ -78,10 +82,15 @@ bool parseCase(const std::string &text, Case &c) {
   c.args.headDim = v[3];
   c.args.causal = v[4] != 0;
   c.args.type = DType::BF16;
-  if (parts.size() == 7) {
+  if (parts.size() >= 7) {
     if (parts[6] == "f16")
       c.args.type = DType::F16;
     else if (parts[6] != "bf16")
+      return false;
+  }
+  if (parts.size() == 8) {
+    c.args.queries = std::strtoll(parts[7].c_str(), &end, 10);
+    if (!end || *end || c.args.queries < 0 || c.args.queries > c.args.seq)
       return false;
   }
   return c.args.seq > 0 && c.args.heads > 0 && c.args.kvHeads > 0 &&
@@ -127,22 +136,25 @@ bool timeIt(F &&launch, int warmup, int iters, cudaStream_t stream,
 }
 
 /// `cudnn` set: cuDNN's attention (graphs prepared); else `fused` picks
-/// Tandem's fused kernels or the unfused path.
+/// Tandem's fused kernels or the unfused path. A case with `queries` times
+/// the forward only (t.bwdUs stays 0).
 bool runCase(const Case &c, bool fused, CudnnAttention *cudnn, int warmup,
              int iters, cudaStream_t stream, BlasContext &blas, Timing &t) {
   const AttentionArgs &a = c.args;
+  bool backward = a.queries == 0;
   int64_t width = (a.heads + 2 * a.kvHeads) * a.headDim;
   int64_t qkvBytes = a.seq * width * dtypeBytes(a.type);
-  int64_t outBytes = a.seq * a.heads * a.headDim * dtypeBytes(a.type);
+  int64_t outBytes = a.queryRows() * a.heads * a.headDim * dtypeBytes(a.type);
   // cuDNN: s1 holds the LSE, s2 the larger of the two workspaces.
   int64_t fwdScratch =
       cudnn || fused ? fusedAttentionLseBytes(a) : attentionScratchBytes(a);
   int64_t bwdScratch =
-      cudnn   ? std::max<int64_t>(std::max(cudnn->workspaceBytes(a, false),
-                                           cudnn->workspaceBytes(a, true)),
-                                  1)
-      : fused ? fusedAttentionGradScratchBytes(a)
-              : attentionGradScratchBytes(a);
+      cudnn       ? std::max<int64_t>(std::max(cudnn->workspaceBytes(a, false),
+                                               cudnn->workspaceBytes(a, true)),
+                                      1)
+      : !backward ? 1
+      : fused     ? fusedAttentionGradScratchBytes(a)
+                  : attentionGradScratchBytes(a);
   void *qkv = nullptr, *out = nullptr, *dout = nullptr, *dqkv = nullptr,
        *s1 = nullptr, *s2 = nullptr;
   bool ok = cuda(cudaMalloc(&qkv, qkvBytes), "cudaMalloc") &&
@@ -181,7 +193,7 @@ bool runCase(const Case &c, bool fused, CudnnAttention *cudnn, int warmup,
     return r;
   };
   ok = ok && timeIt(fwd, warmup, iters, stream, t.fwdUs) &&
-       timeIt(bwd, warmup, iters, stream, t.bwdUs);
+       (!backward || timeIt(bwd, warmup, iters, stream, t.bwdUs));
   for (void *p : {qkv, out, dout, dqkv, s1, s2})
     if (p)
       cudaFree(p);
@@ -282,8 +294,8 @@ int main(int argc, char **argv) {
   bool first = true;
   for (const Case &c : cases) {
     const AttentionArgs &a = c.args;
-    double fwdFlops =
-        4.0 * a.seq * a.seq * a.headDim * a.heads * (a.causal ? 0.5 : 1.0);
+    double fwdFlops = attentionForwardFlops(a);
+    bool backward = a.queries == 0;
     for (const std::string &implName : impls) {
       bool fused = implName == "fused";
       std::string reason;
@@ -298,7 +310,7 @@ int main(int argc, char **argv) {
         }
         cudnn = handle.get();
         if (!cudnn->prepare(a, false, reason) ||
-            !cudnn->prepare(a, true, reason)) {
+            (backward && !cudnn->prepare(a, true, reason))) {
           std::fprintf(stderr, "tandem-attention-bench: %s: %s: %s\n",
                        c.name.c_str(), implName.c_str(), reason.c_str());
           return kExitUsage;
@@ -312,19 +324,32 @@ int main(int argc, char **argv) {
       Timing t;
       if (!runCase(c, fused, cudnn, warmup, iters, stream, blas, t))
         return 1;
-      std::printf("%-24s %-8s fwd %9.1f us (%6.1f TF/s)  bwd %9.1f us "
-                  "(%6.1f TF/s)  fwd+bwd %9.1f us\n",
-                  c.name.c_str(), implName.c_str(), t.fwdUs,
-                  fwdFlops / t.fwdUs * 1e-6, t.bwdUs,
-                  2.5 * fwdFlops / t.bwdUs * 1e-6, t.fwdUs + t.bwdUs);
+      if (backward)
+        std::printf("%-24s %-8s fwd %9.1f us (%6.1f TF/s)  bwd %9.1f us "
+                    "(%6.1f TF/s)  fwd+bwd %9.1f us\n",
+                    c.name.c_str(), implName.c_str(), t.fwdUs,
+                    fwdFlops / t.fwdUs * 1e-6, t.bwdUs,
+                    2.5 * fwdFlops / t.bwdUs * 1e-6, t.fwdUs + t.bwdUs);
+      else
+        std::printf("%-24s %-8s fwd %9.1f us (%6.1f TF/s)  (last %lld rows "
+                    "queries: no backward)\n",
+                    c.name.c_str(), implName.c_str(), t.fwdUs,
+                    fwdFlops / t.fwdUs * 1e-6,
+                    static_cast<long long>(a.queries));
       json << (first ? "" : ",") << "\n  {\"case\": \"" << c.name
-           << "\", \"impl\": \"" << implName << "\", \"seq\": " << a.seq
-           << ", \"heads\": " << a.heads << ", \"kv_heads\": " << a.kvHeads
+           << "\", \"impl\": \"" << implName << "\", \"seq\": " << a.seq;
+      if (!backward)
+        json << ", \"queries\": " << a.queries;
+      json << ", \"heads\": " << a.heads << ", \"kv_heads\": " << a.kvHeads
            << ", \"head_dim\": " << a.headDim
            << ", \"causal\": " << (a.causal ? "true" : "false")
            << ", \"type\": \"" << dtypeName(a.type)
-           << "\", \"fwd_us\": " << t.fwdUs << ", \"bwd_us\": " << t.bwdUs
-           << ", \"fwd_flops\": " << fwdFlops << "}";
+           << "\", \"fwd_us\": " << t.fwdUs << ", \"bwd_us\": ";
+      if (backward)
+        json << t.bwdUs;
+      else
+        json << "null";
+      json << ", \"fwd_flops\": " << fwdFlops << "}";
       first = false;
     }
   }

@@ -57,13 +57,15 @@ public:
   /// False, with cuDNN's reason, where cuDNN has no engine for it or the
   /// arguments are outside this function (types other than bf16/f16, head
   /// dims that are not a multiple of 8 or above 256, kvHeads not dividing
-  /// heads).
+  /// heads, `queries` on the backward).
   bool prepare(const AttentionArgs &args, bool backward, std::string &reason);
   /// Workspace the prepared graph needs (bytes, 256-byte aligned pointer).
   int64_t workspaceBytes(const AttentionArgs &args, bool backward) const;
 
-  /// Forward: writes `out` (seq x heads * headDim) and `lse` (heads * seq
-  /// floats). The graph must have been prepared.
+  /// Forward: writes `out` (rows x heads * headDim) and `lse` (heads * rows
+  /// floats), rows = args.queryRows() (the last rows of qkv are the
+  /// queries; causal then masks bottom-right aligned). The graph must have
+  /// been prepared.
   bool forward(const AttentionArgs &args, const void *qkv, void *out,
                float *lse, void *workspace, cudaStream_t stream,
                std::string &error);

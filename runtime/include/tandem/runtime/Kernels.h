@@ -100,21 +100,41 @@ bool launchMatmul(const BlasContext &blas, const MatmulArgs &args,
 /// Attention on packed qkv, as tandem.attention defines it: each row of
 /// `qkv` (seq x (heads + 2 * kvHeads) * headDim) holds the queries of all
 /// heads, then the keys of all kv heads, then the values; query head h uses
-/// kv head h / (heads / kvHeads). `out` is seq x heads * headDim. Scores are
-/// scaled by 1/sqrt(headDim); causal masks keys after the query.
+/// kv head h / (heads / kvHeads). `out` is queryRows() x heads * headDim.
+/// Scores are scaled by 1/sqrt(headDim); causal masks keys after the query.
+///
+/// `queries` (forward only) = N in [1, seq]: every row of qkv is a key and
+/// a value, but only the last N rows are queries, at sequence positions
+/// seq - N .. seq - 1 (causal: query i sees keys 0 .. seq - N + i, the
+/// mask aligned to the bottom right of the N x seq score matrix). The
+/// result is exactly the last N rows of the full attention, computed as
+/// N x seq work: the prefix attention of part j of a split sequence over
+/// parts 0 .. j. 0 (the default) makes every row a query. The backward
+/// launches refuse a nonzero `queries`.
 struct AttentionArgs {
   int64_t seq = 0, heads = 0, kvHeads = 0, headDim = 0;
   bool causal = false;
   DType type = DType::BF16;
   int smTarget = 0;
+  int64_t queries = 0;
+  /// Rows of `out`: `queries`, or seq when it is 0.
+  int64_t queryRows() const { return queries > 0 ? queries : seq; }
 };
+/// Forward FLOPs of `args` as the cost model counts them: 4 * heads *
+/// headDim per visible (query, key) pair (QK^T and PV, 2 FLOPs a
+/// multiply-add), where N x seq pairs are visible without a mask and, with
+/// causal, N * (seq - N) + N^2 / 2 (the full causal square counts half of
+/// seq^2, as the cost model does; the backward is 2.5x the forward). 0 for
+/// invalid arguments.
+double attentionForwardFlops(const AttentionArgs &args);
 int64_t attentionScratchBytes(const AttentionArgs &args);
 bool launchAttention(const BlasContext &blas, const AttentionArgs &args,
                      const void *qkv, void *out, void *scratch,
                      cudaStream_t stream, std::string &error);
 
 /// Gradient of launchAttention with respect to qkv, given the output
-/// gradient `dout` and the forward output `out` (both seq x heads * headDim).
+/// gradient `dout` and the forward output `out` (both seq x heads * headDim;
+/// `queries` must be 0).
 int64_t attentionGradScratchBytes(const AttentionArgs &args);
 bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
                          const void *dout, const void *qkv, const void *out,
@@ -128,8 +148,9 @@ bool launchAttentionGrad(const BlasContext &blas, const AttentionArgs &args,
 /// (callers then use the unfused path). Softmax statistics are f32.
 ///
 /// The forward writes `out` (null: statistics only) and the row log-sum-exp
-/// `lse[h * seq + i] = ln(sum_j exp(scale * q_i . k_j))` (heads * seq
-/// floats, fusedAttentionLseBytes). The backward takes that `lse`, or null
+/// `lse[h * rows + i] = ln(sum_j exp(scale * q_i . k_j))` over the keys
+/// query i sees (heads * rows floats with rows = queryRows(),
+/// fusedAttentionLseBytes). The backward takes that `lse`, or null
 /// to recompute it, and `scratch` of fusedAttentionGradScratchBytes. Like
 /// every launch here it uses no atomics: dQ is a separate pass, so results
 /// are bitwise reproducible. Pointers must be 16-byte aligned. `smTarget`

@@ -160,6 +160,11 @@ struct Step {
   // Attention and AttentionGrad.
   int64_t heads = 0, kvHeads = 0, headDim = 0;
   bool causal = false;
+  // Attention only (JSON "queries", optional): 0 = every row of qkv is a
+  // query; N in [1, rows of qkv] = only the last N rows are, at sequence
+  // positions rows - N .. rows - 1 (causal: bottom-right aligned), and the
+  // result has N rows: the last N rows of the full attention.
+  int64_t queries = 0;
   // Norm and NormGrad.
   NormKind norm = NormKind::Rms;
   // Elementwise.
