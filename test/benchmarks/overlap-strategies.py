@@ -153,12 +153,17 @@ def run_case(gen, opt, model, tp, seq, topo, tmp, layers=2, calibration="",
                  str(tp), "--seq", str(seq // sequences), "--sequences",
                  str(sequences), "--target", "h200", "--topology", topo,
                  "--micro-batches", str(micro_batches), "-o", plain])
-        r = run([opt, plain, "--tandem-simulate=report=%s%s" % (rep, cal),
-                 "-o", os.devnull]) if g.returncode == 0 else g
+        trace = os.path.join(tmp, tag + ".plain.trace.json")
+        r = run([opt, plain, "--tandem-simulate=report=%s trace=%s%s"
+                 % (rep, trace, cal), "-o", os.devnull]) \
+            if g.returncode == 0 else g
         if r.returncode != 0:
             return dict(tag=tag, error="plain step: " + r.stderr.strip())
         with open(rep) as fh:
             res["plain_bound_us"] = json.load(fh)["bound_us"]
+        # Overhead is counted against the plain step's compute too: the
+        # segments' own assemblies are overhead of the split.
+        res["plain_alone_us"] = compute_time(trace)[1]
     for strat in strategies:
         rep = os.path.join(tmp, "%s.%s.json" % (tag, strat))
         trace = os.path.join(tmp, "%s.%s.trace.json" % (tag, strat))
@@ -375,7 +380,8 @@ def main():
               "*contention* (compute ops' simulated time over their time "
               "alone: collectives beside them, SM targets) + *overhead* (the "
               "compute ops' time alone over the input's: chunk or part "
-              "GEMMs' waves, layout copies, launches, partial sums) + "
+              "GEMMs' waves, layout copies, launches, partial sums; with "
+              "--segments, over the step's without segments) + "
               "*other* (the rest: compute waiting on compute of another "
               "stream, and, where communication bounds the step, the bound "
               "itself not being compute).")
@@ -391,7 +397,8 @@ def main():
             gap = a["span_us"] - n["bound_us"]
             busy, alone = r["busy"][AUTO]
             contention = busy - alone
-            overhead = alone - r["busy"]["none"][1]
+            overhead = alone - r.get("plain_alone_us",
+                                     r["busy"]["none"][1])
             exposed = a["exposed_comm_us"]
             other = gap - exposed - contention - overhead
             print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
