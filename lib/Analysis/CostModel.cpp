@@ -569,6 +569,12 @@ ComputeCostInputs ComputeCostInputs::of(ComputeOpInterface op) {
     in.memoryKernel = MemoryKernel::normGrad;
   else if (isa<SliceOp, ConcatOp, RingConcatOp>(o))
     in.memoryKernel = MemoryKernel::layoutCopy;
+  // The runtime's backward reads the statistics its forward kept; without
+  // that forward (a causal segment's prefix attentions, an argument) it
+  // runs a forward pass first (runtime/lib/Executor.cpp, sameAttention).
+  if (auto grad = dyn_cast<AttentionGradOp>(o);
+      grad && !grad.getStatisticsForward())
+    in.recomputeFlops = grad.getForwardFlops();
   in.measuredScale = getMeasuredScale(op);
   return in;
 }
@@ -630,6 +636,10 @@ std::optional<ComputeEstimate> CostModel::modelled(const ComputeCostInputs &in,
   case ComputeKind::attention_grad:
     computeUs = flops / (peak * spec.attentionGradEfficiency / 1e6);
     fixedUs = spec.attentionGradLatencyUs;
+    if (in.recomputeFlops > 0) {
+      computeUs += in.recomputeFlops / (peak * spec.attentionEfficiency / 1e6);
+      fixedUs += spec.attentionLatencyUs;
+    }
     break;
   case ComputeKind::opaque:
   case ComputeKind::gemm:

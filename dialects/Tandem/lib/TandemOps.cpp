@@ -297,10 +297,22 @@ ComputeKind AttentionGradOp::getComputeKind() {
 }
 // Backward runs five S x S GEMM-like products against the forward's two
 // (dV, dP, dS->dQ, dK and the recomputed QK^T): 2.5x the forward FLOPs.
-double AttentionGradOp::getFlops() {
+double AttentionGradOp::getForwardFlops() {
   int64_t tokens = getQkv().getType().getShape()[0];
-  return 2.5 * attentionForwardFlops(tokens, tokens, getNumHeads(),
-                                     getHeadDim(), getCausal());
+  return attentionForwardFlops(tokens, tokens, getNumHeads(), getHeadDim(),
+                               getCausal());
+}
+double AttentionGradOp::getFlops() { return 2.5 * getForwardFlops(); }
+AttentionOp AttentionGradOp::getStatisticsForward() {
+  auto forward = getOutput().getDefiningOp<AttentionOp>();
+  if (!forward || forward.getQkv() != getQkv() ||
+      forward.getQueryRows() != getQkv().getType().getShape()[0] ||
+      forward.getNumHeads() != getNumHeads() ||
+      forward.getNumKvHeads() != getNumKvHeads() ||
+      forward.getHeadDim() != getHeadDim() ||
+      forward.getCausal() != getCausal())
+    return nullptr;
+  return forward;
 }
 double AttentionGradOp::getBytesAccessed() {
   return bytesOf(getOutputGrad()) + bytesOf(getQkv()) + bytesOf(getOutput()) +

@@ -215,6 +215,10 @@ struct ComputeCostInputs {
   double flops = 0;
   ComputeKind kind = ComputeKind::memory;
   std::optional<GemmShape> gemmShape;
+  /// Forward attention work an attention backward redoes: its softmax
+  /// statistics when no forward attention kept them
+  /// (AttentionGradOp::getStatisticsForward), priced as a forward.
+  double recomputeFlops = 0;
   /// Which measured rate a bandwidth-bound op moves its bytes at.
   MemoryKernel memoryKernel = MemoryKernel::generic;
   /// The op's measured duration over the model's (`tandem.measured_scale`),

@@ -181,6 +181,16 @@ def Tandem_AttentionGradOp : Tandem_ComputeOp<"attention_grad",
     `)` `head_dim` `(` $head_dim `)` (`causal` $causal^)? attr-dict `:`
     type($output_grad) `,` type($qkv) `,` type($output) `->` type($qkv_grad)
   }];
+  let extraClassDeclaration = [{
+    /// FLOPs of the forward attention this backward differentiates (every
+    /// row of `qkv` a query).
+    double getForwardFlops();
+    /// The forward attention that kept this backward's softmax statistics:
+    /// the producer of `output`, when it is an attention over the same
+    /// `qkv` with every row a query and the same heads and mask; null
+    /// otherwise (the runtime then recomputes them, a forward pass).
+    AttentionOp getStatisticsForward();
+  }];
   let hasVerifier = 1;
 }
 
