@@ -627,6 +627,15 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     return result;
   }
 
+  // Causal attention over a whole sequence (not a slice of one, not a
+  // causal segment): a barrier between the parts whatever the split.
+  unsigned wholeSequenceAttentions = 0;
+  for (Operation &op : func.getBody().front())
+    if (auto attention = dyn_cast<AttentionOp>(op);
+        attention && attention.getCausal() && !attention.getQueries() &&
+        !attention.getQkv().getDefiningOp<SliceOp>())
+      ++wholeSequenceAttentions;
+
   const CostModel &model = timer.costModel();
   MemoryBudget guard(func.getBody().front(), options.memoryBudget);
   // Each candidate (and the input, k = 1) is built in the function itself
@@ -757,5 +766,10 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
                                  : " (no split is faster)");
   else if (options.parts > 1)
     remark << " (parts=" << options.parts << ")";
+  if (wholeSequenceAttentions > 0)
+    remark << "; " << wholeSequenceAttentions
+           << " causal attention(s) over a whole sequence stay barriers "
+              "between the parts (a sequence laid out in causal segments, "
+              "tandem-gen --segments, splits there too)";
   return result;
 }

@@ -17,8 +17,8 @@
 // RUN: tandem-opt %t.mlir --tandem-overlap="calibration=%S/../Inputs/h200-calibration-2026-12-04.json" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO
 // RUN: tandem-opt %t.mlir --tandem-overlap="strategy=split remarks=true calibration=%S/../Inputs/h200-calibration-2026-12-04.json" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARKS
 //
-// PRESET: batch split: '@train_step' left unsplit, its ops reordered by the list scheduler{{.*}}; predicted span with bulk overlap: 1 part {{[0-9.]+}} us; 1 part reordered {{[0-9.]+}} us; 2 parts {{[0-9.]+}} us; 4 parts {{[0-9.]+}} us; 8 parts {{[0-9.]+}} us; chose 1 reordered{{$}}
-// CALIBRATED: batch split: '@train_step' split into 2 parts:{{.*}} 1 part reordered {{[0-9.]+}} us; 2 parts {{[0-9.]+}} us;{{.*}} chose 2{{$}}
+// PRESET: batch split: '@train_step' left unsplit, its ops reordered by the list scheduler{{.*}}; predicted span with bulk overlap: 1 part {{[0-9.]+}} us; 1 part reordered {{[0-9.]+}} us; 2 parts {{[0-9.]+}} us; 4 parts {{[0-9.]+}} us; 8 parts {{[0-9.]+}} us; chose 1 reordered; 1 causal attention(s) over a whole sequence stay barriers between the parts (a sequence laid out in causal segments, tandem-gen --segments, splits there too){{$}}
+// CALIBRATED: batch split: '@train_step' split into 2 parts:{{.*}} 1 part reordered {{[0-9.]+}} us; 2 parts {{[0-9.]+}} us;{{.*}} chose 2; 1 causal attention(s) over a whole sequence stay barriers{{.*}}{{$}}
 // FORCED: batch split: '@train_step' split into 2 parts: {{.*}} chose 2 (parts=2)
 // AUTO: strategy split chosen; predicted spans: none {{.*}} split {{[0-9.]+}} us split+reschedule {{[0-9.]+}} us
 // REMARKS: batch split: '@train_step' split into 2 parts

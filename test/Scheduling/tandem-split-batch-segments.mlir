@@ -39,3 +39,10 @@
 // takes its operands assembled, and the result still verifies.
 // RUN: tandem-opt %t.mlir --tandem-split-batch=parts=4 -o %t.4.mlir 2>/dev/null
 // RUN: tandem-opt %t.4.mlir --tandem-verify-schedule="reference=%t.mlir allow-reordered-collectives=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFIED
+//
+// The same sequence without segments: its attention is a barrier between
+// the parts, and the remark says what would split it.
+// RUN: tandem-gen --model llama3-8b --layers 1 --tp 8 --seq 2048 -o %t.plain.mlir
+// RUN: tandem-opt %t.plain.mlir --tandem-split-batch=parts=2 -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAIN
+// PLAIN: chose 2 (parts=2); 1 causal attention(s) over a whole sequence stay barriers between the parts (a sequence laid out in causal segments, tandem-gen --segments, splits there too)
+// REMARK2-NOT: causal attention(s) over a whole sequence
