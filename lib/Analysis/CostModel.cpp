@@ -571,9 +571,9 @@ ComputeCostInputs ComputeCostInputs::of(ComputeOpInterface op) {
     in.memoryKernel = MemoryKernel::layoutCopy;
   // The runtime's backward reads the statistics its forward kept; without
   // that forward (a causal segment's prefix attentions, an argument) it
-  // runs a forward pass first (runtime/lib/Executor.cpp, sameAttention).
+  // runs a forward pass first (runtime/lib/Executor.cpp).
   if (auto grad = dyn_cast<AttentionGradOp>(o);
-      grad && !grad.getStatisticsForward())
+      grad && !grad.hasKeptStatistics())
     in.recomputeFlops = grad.getForwardFlops();
   in.measuredScale = getMeasuredScale(op);
   return in;

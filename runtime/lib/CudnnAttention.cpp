@@ -102,12 +102,13 @@ enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
 
 /// What a graph is built for: the shape (query rows included), the type
 /// and the direction.
-using GraphKey =
-    std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, bool>;
+using GraphKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool,
+                            int, bool, int64_t>;
 
 GraphKey keyOf(const AttentionArgs &a, bool backward) {
-  return {a.seq,     a.queryRows(), a.heads,     a.kvHeads,
-          a.headDim, a.causal,      int(a.type), backward};
+  return {a.seq,       a.queryRows(), a.heads,
+          a.kvHeads,   a.headDim,     a.causal,
+          int(a.type), backward,      backward ? 0 : a.lseRowStride()};
 }
 
 std::string describe(const AttentionArgs &a) {
@@ -226,10 +227,13 @@ CudnnAttention::Impl::build(const AttentionArgs &a, bool backward,
         .set_uid(kO)
         .set_dim({1, a.heads, rows, a.headDim})
         .set_stride({rows * outRow, a.headDim, outRow, 1});
+    // The statistics of head h start at h * lseRowStride(): a causal
+    // segment writes its rows into those of the whole sequence.
+    int64_t ld = a.lseRowStride();
     lse->set_output(true)
         .set_uid(kStats)
         .set_dim({1, a.heads, rows, 1})
-        .set_stride({a.heads * rows, rows, 1, 1})
+        .set_stride({a.heads * ld, ld, 1, 1})
         .set_data_type(fe::DataType_t::FLOAT);
   } else {
     auto o = graph->tensor(view("out", kO, a.heads, a.seq, a.headDim, outRow));

@@ -158,6 +158,9 @@ struct Executor::Impl {
   enum class AttentionKernel { None, Unfused, Fused, Cudnn };
   std::vector<AttentionKernel> attentionKernel;
   std::vector<float *> attentionLse;
+  /// Forward steps that write into a causal sequence's statistics (its
+  /// backward's): floats between two heads' rows there; 0 = their own.
+  std::vector<int64_t> attentionLseStride;
   /// `--attention cudnn`: one cuDNN handle (and its graphs) per stream that
   /// runs a cuDNN attention step.
   std::vector<std::unique_ptr<CudnnAttention>> cudnnPerStream;
@@ -167,6 +170,9 @@ struct Executor::Impl {
     int64_t lse = 0, out = 0, workspace = 0, bytes = 0;
   };
   CudnnScratch cudnnScratch(size_t index) const;
+  /// The kernel arguments of attention step `index`, with the statistics'
+  /// stride a causal segment writes with.
+  AttentionArgs argsOf(size_t index) const;
   std::vector<void *> lseMemory;
   std::string attentionSummary;
   /// Emulated mode: each collective step's target time alone (us), and the
@@ -318,6 +324,13 @@ bool sameAttention(const Plan &plan, const Step &a, const Step &b) {
 }
 
 } // namespace
+
+AttentionArgs Executor::Impl::argsOf(size_t index) const {
+  AttentionArgs a = attentionArgs(plan, plan.steps[index]);
+  if (index < attentionLseStride.size())
+    a.lseStride = attentionLseStride[index];
+  return a;
+}
 
 std::unique_ptr<Executor> Executor::create(const Plan &plan,
                                            const ExecutorOptions &options,
@@ -614,6 +627,90 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
         ++reused;
       }
     }
+    // A causal sequence in segments (tandem-gen --segments): the
+    // backward's output is the token-order concat of the segments' outputs
+    // (each a view of it), and each segment's forward read a prefix of the
+    // backward's qkv (that qkv, or a view at its start) with its queries
+    // last. Each forward then writes its rows of the whole sequence's
+    // statistics, and the backward reads them instead of recomputing them.
+    // Only an exact cover of the sequence's rows, all with one kernel.
+    x.attentionLseStride.assign(numSteps, 0);
+    auto rowOf = [&](int64_t buffer, int64_t whole, int64_t &row) {
+      const Buffer &w = x.plan.buffers[whole];
+      if (buffer == whole) {
+        row = 0;
+        return true;
+      }
+      const Buffer &b = x.plan.buffers[buffer];
+      int64_t rowBytes = w.shape[0] > 0 ? w.bytes() / w.shape[0] : 0;
+      if (b.role != Buffer::Role::View || b.viewOf != whole || rowBytes <= 0 ||
+          b.viewOffset % rowBytes != 0)
+        return false;
+      row = b.viewOffset / rowBytes;
+      return true;
+    };
+    int segmented = 0;
+    for (size_t j = 0; j < numSteps; ++j) {
+      const Step &g = x.plan.steps[j];
+      AttentionKernel kernel = x.attentionKernel[j];
+      if (g.kind != StepKind::AttentionGrad || x.attentionLse[j] ||
+          (kernel != AttentionKernel::Fused &&
+           kernel != AttentionKernel::Cudnn))
+        continue;
+      int64_t qkv = g.inputs[1], out = g.inputs[2];
+      int64_t rows = x.plan.buffers[qkv].shape[0];
+      std::vector<std::pair<int64_t, size_t>> segments; // first row, step
+      for (size_t i = 0; i < j; ++i) {
+        const Step &f = x.plan.steps[i];
+        int64_t outRow = 0, qkvRow = 0;
+        if (f.kind != StepKind::Attention || x.attentionKernel[i] != kernel ||
+            x.attentionLse[i] || f.heads != g.heads || f.kvHeads != g.kvHeads ||
+            f.headDim != g.headDim || f.causal != g.causal ||
+            !rowOf(f.outputs[0], out, outRow) ||
+            !rowOf(f.inputs[0], qkv, qkvRow) || qkvRow != 0)
+          continue;
+        int64_t n = x.plan.buffers[f.outputs[0]].shape[0];
+        // Its queries are the rows outRow .. outRow + n of the sequence, and
+        // its statistics start there (16-byte aligned for either kernel).
+        if (x.plan.buffers[f.inputs[0]].shape[0] != outRow + n ||
+            attentionArgs(x.plan, f).queryRows() != n || outRow % 4 != 0)
+          continue;
+        segments.push_back({outRow, i});
+      }
+      std::sort(segments.begin(), segments.end());
+      int64_t next = 0;
+      for (auto [row, i] : segments)
+        next = row == next
+                   ? next + x.plan.buffers[x.plan.steps[i].outputs[0]].shape[0]
+                   : -1;
+      if (segments.size() < 2 || next != rows)
+        continue;
+      if (kernel == AttentionKernel::Cudnn) {
+        // cuDNN builds a graph per statistics layout: each segment's must
+        // build (else the backward recomputes, as without segments).
+        bool built = true;
+        for (auto [row, i] : segments) {
+          AttentionArgs a = attentionArgs(x.plan, x.plan.steps[i]);
+          a.lseStride = rows;
+          std::string ignored;
+          built = built && x.cudnnPerStream[x.plan.steps[i].stream]->prepare(
+                               a, false, ignored);
+        }
+        if (!built)
+          continue;
+      }
+      void *p;
+      if (!x.allocate(&p, fusedAttentionLseBytes(attentionArgs(x.plan, g)),
+                      "the LSE of " + stepWhere(x.plan, j), error))
+        return nullptr;
+      x.lseMemory.push_back(p);
+      x.attentionLse[j] = static_cast<float *>(p);
+      for (auto [row, i] : segments) {
+        x.attentionLse[i] = static_cast<float *>(p) + row;
+        x.attentionLseStride[i] = rows;
+      }
+      ++segmented;
+    }
     std::vector<std::string> parts;
     const char *names[4] = {"", "unfused", "fused", "cuDNN"};
     for (int k = 3; k >= 1; --k)
@@ -632,6 +729,10 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
            << ")";
       if (reused > 0)
         os << "; " << reused << " backward step(s) reuse their forward's LSE";
+      if (segmented > 0)
+        os << "; " << segmented
+           << " backward step(s) read the LSE their causal segments' "
+              "forwards wrote";
       if (!fallback.empty())
         os << "; not "
            << (options.attention == AttentionImpl::Cudnn ? "cuDNN" : "fused")
@@ -873,7 +974,7 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
 Executor::Impl::CudnnScratch Executor::Impl::cudnnScratch(size_t index) const {
   auto align = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
   const Step &s = plan.steps[index];
-  AttentionArgs a = attentionArgs(plan, s);
+  AttentionArgs a = argsOf(index);
   bool grad = s.kind == StepKind::AttentionGrad;
   const CudnnAttention &cudnn = *cudnnPerStream[s.stream];
   CudnnScratch r;
@@ -919,7 +1020,7 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
   case StepKind::Attention:
   case StepKind::AttentionGrad: {
     bool grad = s.kind == StepKind::AttentionGrad;
-    AttentionArgs a = attentionArgs(plan, s);
+    AttentionArgs a = argsOf(index);
     if (attentionKernel[index] == AttentionKernel::Cudnn) {
       CudnnAttention &cudnn = *cudnnPerStream[s.stream];
       CudnnScratch layout = cudnnScratch(index);

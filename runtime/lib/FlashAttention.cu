@@ -287,6 +287,9 @@ struct FwdParams {
   /// Query rows (the last `queries` of qkv), and the sequence position of
   /// the first: seq - queries.
   int queries, qOffset;
+  /// Floats between two heads' statistics (queries, or the whole
+  /// sequence's when a segment writes into them).
+  int64_t lseStride;
   int64_t width, outWidth;
   float scaleLog2; // scale * log2(e)
 };
@@ -443,7 +446,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32, 1)
     inv[half] = l > 0.0f ? 1.0f / l : 0.0f;
     int row = rowA + 8 * half;
     if (t == 0 && row < p.queries)
-      p.lse[int64_t(h) * p.queries + row] =
+      p.lse[int64_t(h) * p.lseStride + row] =
           l > 0.0f ? (rowMax[half] + log2f(l)) * kLn2 : INFINITY;
   }
   if (WRITE_OUT)
@@ -996,6 +999,7 @@ bool launchFusedAttention(const AttentionArgs &args, const void *qkv,
   p.seq = static_cast<int>(args.seq);
   p.queries = static_cast<int>(args.queryRows());
   p.qOffset = p.seq - p.queries;
+  p.lseStride = args.lseRowStride();
   p.heads = static_cast<int>(args.heads);
   p.kvHeads = static_cast<int>(args.kvHeads);
   p.group = static_cast<int>(args.heads / args.kvHeads);

@@ -303,16 +303,41 @@ double AttentionGradOp::getForwardFlops() {
                                getCausal());
 }
 double AttentionGradOp::getFlops() { return 2.5 * getForwardFlops(); }
-AttentionOp AttentionGradOp::getStatisticsForward() {
-  auto forward = getOutput().getDefiningOp<AttentionOp>();
-  if (!forward || forward.getQkv() != getQkv() ||
-      forward.getQueryRows() != getQkv().getType().getShape()[0] ||
-      forward.getNumHeads() != getNumHeads() ||
-      forward.getNumKvHeads() != getNumKvHeads() ||
-      forward.getHeadDim() != getHeadDim() ||
-      forward.getCausal() != getCausal())
-    return nullptr;
-  return forward;
+bool AttentionGradOp::hasKeptStatistics() {
+  auto sameAttention = [&](AttentionOp forward) {
+    return forward.getNumHeads() == getNumHeads() &&
+           forward.getNumKvHeads() == getNumKvHeads() &&
+           forward.getHeadDim() == getHeadDim() &&
+           forward.getCausal() == getCausal();
+  };
+  int64_t rows = getQkv().getType().getShape()[0];
+  if (auto forward = getOutput().getDefiningOp<AttentionOp>())
+    return sameAttention(forward) && forward.getQkv() == getQkv() &&
+           forward.getQueryRows() == rows;
+  // A causal sequence in segments: each segment's forward writes its rows of
+  // the sequence's statistics (runtime/lib/Executor.cpp).
+  auto join = getOutput().getDefiningOp<ConcatOp>();
+  if (!join || join.getDim() != 0 || join.getInterleave() != 1 ||
+      join.getInputs().size() < 2 || !join.writesInPlace())
+    return false;
+  auto keys = getQkv().getDefiningOp<ConcatOp>();
+  Value firstBlock = keys && keys.getDim() == 0 && keys.getInterleave() == 1 &&
+                             keys.writesInPlace()
+                         ? keys.getInputs().front()
+                         : Value();
+  int64_t row = 0;
+  for (Value segment : join.getInputs()) {
+    auto forward = segment.getDefiningOp<AttentionOp>();
+    if (!forward || !sameAttention(forward) || row % 4 != 0)
+      return false;
+    Value prefix = forward.getQkv();
+    int64_t queries = forward.getQueryRows();
+    if ((prefix != getQkv() && prefix != firstBlock) ||
+        cast<RankedTensorType>(prefix.getType()).getShape()[0] != row + queries)
+      return false;
+    row += queries;
+  }
+  return row == rows;
 }
 double AttentionGradOp::getBytesAccessed() {
   return bytesOf(getOutputGrad()) + bytesOf(getQkv()) + bytesOf(getOutput()) +

@@ -117,8 +117,17 @@ struct AttentionArgs {
   DType type = DType::BF16;
   int smTarget = 0;
   int64_t queries = 0;
+  /// Forward (fused and cuDNN): the distance in floats between two heads'
+  /// statistics (row log-sum-exp), 0 = queryRows(). A causal segment's
+  /// forward writes its rows into the statistics of the whole sequence
+  /// (stride seq of the backward, at its first query's position), which the
+  /// backward then reads instead of recomputing them.
+  int64_t lseStride = 0;
   /// Rows of `out`: `queries`, or seq when it is 0.
   int64_t queryRows() const { return queries > 0 ? queries : seq; }
+  int64_t lseRowStride() const {
+    return lseStride > 0 ? lseStride : queryRows();
+  }
 };
 /// Forward FLOPs of `args` as the cost model counts them: 4 * heads *
 /// headDim per visible (query, key) pair (QK^T and PV, 2 FLOPs a

@@ -185,11 +185,15 @@ def Tandem_AttentionGradOp : Tandem_ComputeOp<"attention_grad",
     /// FLOPs of the forward attention this backward differentiates (every
     /// row of `qkv` a query).
     double getForwardFlops();
-    /// The forward attention that kept this backward's softmax statistics:
-    /// the producer of `output`, when it is an attention over the same
-    /// `qkv` with every row a query and the same heads and mask; null
-    /// otherwise (the runtime then recomputes them, a forward pass).
-    AttentionOp getStatisticsForward();
+    /// Whether forward attention kept this backward's softmax statistics
+    /// (else the runtime recomputes them, a forward pass): `output` is the
+    /// result of an attention over the same `qkv` with every row a query
+    /// and the same heads and mask, or, for a causal sequence in segments,
+    /// the in-place concat (interleave 1) of such attentions with
+    /// `queries`, each over a prefix of `qkv` (`qkv` itself or its first
+    /// in-place block) ending at its own rows. The rule of the runtime's
+    /// executor (runtime/lib/Executor.cpp).
+    bool hasKeptStatistics();
   }];
   let hasVerifier = 1;
 }
