@@ -260,4 +260,122 @@ TEST(ExecutorTest, AttentionQueriesGiveTheLastRowsOfFullAttention) {
   }
 }
 
+/// One causal sequence of 256 rows in two segments of 128 (tandem-gen
+/// --segments 2, split): segment 0's forward reads the first 128 rows of
+/// qkv (a view), segment 1's all 256 with the last 128 as queries; their
+/// outputs are the two halves of one buffer (views), which the backward
+/// reads. With `segmented` false, one full forward writes that buffer.
+Plan attentionSegmentsPlan(bool segmented) {
+  Plan plan;
+  plan.function = segmented ? "segments" : "whole";
+  plan.numStreams = 1;
+  plan.streamNames = {"compute"};
+  plan.streamPriorities = {0};
+  auto buffer = [&](std::vector<int64_t> shape, Buffer::Role role,
+                    int64_t viewOf = -1, int64_t viewOffset = 0) {
+    Buffer b;
+    b.name = "b" + std::to_string(plan.buffers.size());
+    b.type = DType::BF16;
+    b.shape = std::move(shape);
+    b.role = role;
+    b.viewOf = viewOf;
+    b.viewOffset = viewOffset;
+    plan.buffers.push_back(b);
+    return static_cast<int64_t>(plan.buffers.size() - 1);
+  };
+  const int64_t cols = (8 + 2 * 2) * 64, outCols = 8 * 64;
+  int64_t qkv = buffer({256, cols}, Buffer::Role::Input);
+  int64_t dout = buffer({256, outCols}, Buffer::Role::Input);
+  plan.inputs = {qkv, dout};
+  int64_t out = buffer({256, outCols}, Buffer::Role::Temp);
+  auto attention = [&](int64_t in, int64_t result, int64_t queries) {
+    Step s;
+    s.kind = StepKind::Attention;
+    s.name = "tandem.attention";
+    s.heads = 8;
+    s.kvHeads = 2;
+    s.headDim = 64;
+    s.causal = true;
+    s.queries = queries;
+    s.inputs = {in};
+    s.outputs = {result};
+    plan.steps.push_back(s);
+  };
+  if (segmented) {
+    int64_t prefix = buffer({128, cols}, Buffer::Role::View, qkv, 0);
+    int64_t out0 = buffer({128, outCols}, Buffer::Role::View, out, 0);
+    int64_t out1 =
+        buffer({128, outCols}, Buffer::Role::View, out, 128 * outCols * 2);
+    attention(prefix, out0, 128);
+    attention(qkv, out1, 128);
+  } else {
+    attention(qkv, out, 0);
+  }
+  int64_t dqkv = buffer({256, cols}, Buffer::Role::Temp);
+  Step g;
+  g.kind = StepKind::AttentionGrad;
+  g.name = "tandem.attention_grad";
+  g.heads = 8;
+  g.kvHeads = 2;
+  g.headDim = 64;
+  g.causal = true;
+  g.inputs = {dout, qkv, out};
+  g.outputs = {dqkv};
+  plan.steps.push_back(g);
+  plan.outputs = {out, dqkv};
+  return plan;
+}
+
+TEST(ExecutorTest, AttentionQueriesSegmentsKeepTheSequenceStatistics) {
+  Plan segments = attentionSegmentsPlan(true),
+       whole = attentionSegmentsPlan(false);
+  ASSERT_EQ(validatePlan(segments), "");
+  ASSERT_EQ(validatePlan(whole), "");
+  std::string reason;
+  if (!gpuPresent(reason))
+    GTEST_SKIP() << reason;
+  std::vector<AttentionImpl> impls = {AttentionImpl::Fused};
+  if (cudnnAttentionBuilt(reason))
+    impls.push_back(AttentionImpl::Cudnn);
+  for (AttentionImpl impl : impls) {
+    SCOPED_TRACE(impl == AttentionImpl::Fused ? "fused" : "cuDNN");
+    ExecutorOptions options;
+    options.mode = CollectiveMode::Standin;
+    options.attention = impl;
+    std::vector<std::vector<uint8_t>> outputs[2];
+    for (int k = 0; k < 2; ++k) {
+      std::string error;
+      std::unique_ptr<Executor> ex =
+          Executor::create(k ? whole : segments, options, error);
+      ASSERT_TRUE(ex) << error;
+      // The segments' forwards write the backward's statistics, which it
+      // reads instead of recomputing them (the whole step: its forward's).
+      EXPECT_NE(ex->attentionSummary().find(
+                    k ? "1 backward step(s) reuse their forward's LSE"
+                      : "1 backward step(s) read the LSE their causal "
+                        "segments' forwards wrote"),
+                std::string::npos)
+          << ex->attentionSummary();
+      RunResult result;
+      ASSERT_TRUE(ex->initialiseInputs(7, error)) << error;
+      ASSERT_TRUE(ex->run(result, error)) << error;
+      ASSERT_TRUE(ex->readOutputs(outputs[k], error)) << error;
+      ASSERT_EQ(outputs[k].size(), 2u);
+    }
+    // The same attention and the same gradient, within rounding.
+    for (size_t o = 0; o < 2; ++o) {
+      std::vector<float> got = toFloat(outputs[0][o], DType::BF16),
+                         want = toFloat(outputs[1][o], DType::BF16);
+      ASSERT_EQ(got.size(), want.size());
+      double scale = 0, err = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        scale = std::max(scale, std::fabs(double(want[i])));
+        err = std::max(err, std::fabs(double(got[i]) - want[i]));
+      }
+      ASSERT_GT(scale, 0.0);
+      EXPECT_LE(err, 2e-2 * scale) << "output " << o;
+    }
+  }
+}
+
 } // namespace
