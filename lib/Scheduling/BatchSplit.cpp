@@ -277,15 +277,6 @@ bool Splitter::trySeeThrough(Operation *op, OpBuilder &b) {
         return isa<AttentionOp, AttentionGradOp>(user);
       }))
     return false;
-  // Nor does a relayout (slices of another cut joined with this interleave:
-  // a sequence's segments back into the gathered layout): its parts would
-  // be cut otherwise than they are named, which the schedule verifier
-  // cannot follow; it is kept and cut like any whole value.
-  if (llvm::any_of(concat.getInputs(), [&](Value input) {
-        auto slice = input.getDefiningOp<SliceOp>();
-        return slice && slice.getInterleave() != uint64_t(interleave);
-      }))
-    return false;
   int64_t m = n / k;
   Mapped result;
   result.interleave = interleave;

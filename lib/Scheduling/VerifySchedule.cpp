@@ -35,7 +35,18 @@ namespace {
 /// within one MLIRContext (attributes and types hash by identity).
 class StructuralHasher {
 public:
-  explicit StructuralHasher(Block &block) {
+  /// A relayout in the reference: the concat, with interleave `to`, of the
+  /// `parts` parts of a value cut with interleave `from` (a sequence's
+  /// gradient in token order back into the gathered layout). Keyed by that
+  /// value's hash, the part count and `from`; the relayout's hash and `to`.
+  using Relayouts = std::map<std::tuple<size_t, int64_t, int64_t>,
+                             std::pair<size_t, int64_t>>;
+
+  /// `relayouts`: those of the reference, when hashing a program compared
+  /// with it: a part of such a value is then also the same part of the
+  /// relayout (which a batch split reads directly, without the concat).
+  explicit StructuralHasher(Block &block, const Relayouts *relayouts = nullptr)
+      : knownRelayouts(relayouts) {
     for (BlockArgument arg : block.getArguments())
       hashes[arg] = llvm::hash_combine(llvm::StringRef("arg"),
                                        arg.getArgNumber(), arg.getType());
@@ -321,6 +332,12 @@ public:
           it != partOf.end() && it->second.interleave == interleave)
         info = PartInfo{it->second.whole, it->second.part * chunks + chunk,
                         it->second.parts * chunks, interleave};
+      if (knownRelayouts)
+        if (auto it = knownRelayouts->find(
+                {size_t(info.whole), info.parts, info.interleave});
+            it != knownRelayouts->end())
+          info = PartInfo{llvm::hash_code(it->second.first), info.part,
+                          info.parts, it->second.second};
       partOf[slice.getResult()] = info;
       hashes[slice.getResult()] = partHash(info);
       return true;
@@ -507,8 +524,17 @@ public:
       hashes[concat.getResult()] = first->whole;
       return true;
     }
-    if (concat.getInterleave() != 1)
-      return false;
+    if (concat.getInterleave() != 1) {
+      // A relayout: hashed as any op, and remembered (see Relayouts).
+      llvm::hash_code hash = localKey(concat);
+      for (Value input : concat.getInputs())
+        hash = llvm::hash_combine(hash, lookup(input));
+      hash = llvm::hash_combine(hash, 0u);
+      hashes[concat.getResult()] = hash;
+      relayouts[{size_t(first->whole), n, first->interleave}] = {
+          size_t(hash), int64_t(concat.getInterleave())};
+      return true;
+    }
     permuted[concat.getResult()] = *first;
     hashes[concat.getResult()] = llvm::hash_combine(
         llvm::StringRef("permuted"), first->whole, n, first->interleave);
@@ -599,12 +625,15 @@ public:
     return hash;
   }
 
+  /// The relayouts this program has (see Relayouts).
+  Relayouts relayouts;
   /// Pipeline assemblies recognised (their values hash like unsplit pairs).
   unsigned pipelines = 0;
   /// Ops hashed by the batch-split rules.
   unsigned splits = 0;
 
 private:
+  const Relayouts *knownRelayouts = nullptr;
   llvm::DenseMap<Value, llvm::hash_code> hashes;
   llvm::DenseMap<Value, PartInfo> partOf;
   llvm::DenseMap<Value, PartInfo> permuted;
@@ -967,6 +996,10 @@ void ScheduleVerifier::compareWithReference(
     scheduled.emplace(*block);
   if (!ref)
     ref.emplace(refBlock);
+  // A batch split reads the parts of the reference's relayouts directly:
+  // hash the program again knowing them.
+  if (!ref->relayouts.empty())
+    scheduled.emplace(*block, &ref->relayouts);
   const StructuralHasher &sh = *scheduled, &rh = *ref;
 
   // Returned values, in order (the signature check made the counts equal).

@@ -10,7 +10,7 @@
 // RUN: FileCheck %s --check-prefix=IR2 --input-file=%t.2.mlir
 // RUN: tandem-opt %t.2.mlir --tandem-verify-schedule="reference=%t.mlir allow-reordered-collectives=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFIED
 //
-// REMARK2: batch split: '@train_step' split into 2 parts: {{.*}} 9 run whole on one part (a sequence's or a causal segment's attention), {{.*}}; chose 2 (parts=2)
+// REMARK2: batch split: '@train_step' split into 2 parts: {{.*}} 8 run whole on one part (a sequence's or a causal segment's attention), {{.*}}; chose 2 (parts=2)
 //
 // Part 0's qkv GEMM feeds segment 0's attention directly; part 1's attention
 // reads the concat of both parts' qkv GEMMs (its causal prefix).
