@@ -145,6 +145,18 @@ Value Splitter::permuted(Value v, int64_t interleave, OpBuilder &b) {
   if (p)
     return p;
   ArrayRef<Value> parts = partsOf(v, interleave, b);
+  // Parts that are the consecutive blocks of one value (a relayout seen
+  // through: a sequence's token-order gradient) concatenate back to it.
+  auto first = parts.front().getDefiningOp<SliceOp>();
+  if (first && first.getInput().getType() == v.getType() &&
+      llvm::all_of(llvm::enumerate(parts), [&](auto part) {
+        auto slice = part.value().template getDefiningOp<SliceOp>();
+        return slice && slice.getInput() == first.getInput() &&
+               slice.getDim() == 0 && slice.getInterleave() == 1 &&
+               slice.getChunks() == uint64_t(parts.size()) &&
+               slice.getChunk() == uint64_t(part.index());
+      }))
+    return p = first.getInput();
   p = ConcatOp::create(b, locOf(parts.back()), v.getType(), parts,
                        b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
   ++stats.assemblies;

@@ -77,9 +77,26 @@ public:
       llvm::hash_code opHash = localKey(&op);
       for (Value operand : op.getOperands())
         opHash = llvm::hash_combine(opHash, lookup(operand));
-      for (OpResult result : op.getResults())
+      for (OpResult result : op.getResults()) {
         hashes[result] = llvm::hash_combine(opHash, result.getResultNumber());
+        notePermutedRelayout(result);
+      }
     }
+  }
+
+  /// A value whose reference relayout cut it in token order (interleave 1)
+  /// is that relayout with its rows permuted by the relayout's cut: a wgrad
+  /// may read it where the reference read the relayout (contractionHash).
+  void notePermutedRelayout(Value value) {
+    if (!knownRelayouts)
+      return;
+    size_t hash = lookup(value);
+    for (const auto &[key, relayout] : *knownRelayouts)
+      if (std::get<0>(key) == hash && std::get<2>(key) == 1) {
+        permuted[value] = PartInfo{llvm::hash_code(relayout.first), 0,
+                                   std::get<1>(key), relayout.second};
+        return;
+      }
   }
 
   /// The hash the generic rule gives a one-result op with these parts.
