@@ -329,6 +329,11 @@ public:
     uint64_t mask;
     int64_t parts;
   };
+  /// Whether `a` and `b` are parts of one value cut the same way.
+  static bool sameValueCut(const PartInfo &a, const PartInfo &b) {
+    return a.whole == b.whole && a.parts == b.parts &&
+           a.interleave == b.interleave;
+  }
   /// The hash of a value cut as `info` (also how slices hash).
   static llvm::hash_code partHash(const PartInfo &info) {
     return llvm::hash_combine(llvm::StringRef("part"), info.whole, info.part,
@@ -482,9 +487,7 @@ public:
     for (auto [j, leaf] : llvm::enumerate(leaves)) {
       auto it = partOf.find(leaf);
       if (it == partOf.end() || it->second.part != int64_t(j) ||
-          (first && (it->second.whole != first->whole ||
-                     it->second.parts != first->parts ||
-                     it->second.interleave != first->interleave)))
+          (first && !sameValueCut(it->second, *first)))
         return false;
       if (!first)
         first = it->second;
@@ -519,9 +522,7 @@ public:
           (first ? it->second.part != first->part + int64_t(j)
                  : it->second.part % n != 0) ||
           it->second.parts % n != 0 ||
-          (first && (it->second.whole != first->whole ||
-                     it->second.parts != first->parts ||
-                     it->second.interleave != first->interleave)))
+          (first && !sameValueCut(it->second, *first)))
         return false;
       if (!first)
         first = it->second;

@@ -603,6 +603,18 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
             kernel == AttentionKernel::Fused))
         fallback = stepWhere(x.plan, i) + ": " + reason;
     }
+    // The LSE (heads x rows) of attention step `index`'s own shape; null
+    // with `error` set when the allocation fails.
+    auto allocateLse = [&](size_t index) -> float * {
+      void *p;
+      if (!x.allocate(&p,
+                      fusedAttentionLseBytes(
+                          attentionArgs(x.plan, x.plan.steps[index])),
+                      "the LSE of " + stepWhere(x.plan, index), error))
+        return nullptr;
+      x.lseMemory.push_back(p);
+      return static_cast<float *>(p);
+    };
     for (size_t i = 0; i < numSteps; ++i) {
       const Step &f = x.plan.steps[i];
       AttentionKernel kernel = x.attentionKernel[i];
@@ -615,14 +627,8 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
             x.attentionKernel[j] != kernel || !sameAttention(x.plan, f, g) ||
             g.inputs[1] != f.inputs[0] || g.inputs[2] != f.outputs[0])
           continue;
-        if (!x.attentionLse[i]) {
-          void *p;
-          if (!x.allocate(&p, fusedAttentionLseBytes(attentionArgs(x.plan, f)),
-                          "the LSE of " + stepWhere(x.plan, i), error))
-            return nullptr;
-          x.lseMemory.push_back(p);
-          x.attentionLse[i] = static_cast<float *>(p);
-        }
+        if (!x.attentionLse[i] && !(x.attentionLse[i] = allocateLse(i)))
+          return nullptr;
         x.attentionLse[j] = x.attentionLse[i];
         ++reused;
       }
@@ -699,14 +705,10 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
         if (!built)
           continue;
       }
-      void *p;
-      if (!x.allocate(&p, fusedAttentionLseBytes(attentionArgs(x.plan, g)),
-                      "the LSE of " + stepWhere(x.plan, j), error))
+      if (!(x.attentionLse[j] = allocateLse(j)))
         return nullptr;
-      x.lseMemory.push_back(p);
-      x.attentionLse[j] = static_cast<float *>(p);
       for (auto [row, i] : segments) {
-        x.attentionLse[i] = static_cast<float *>(p) + row;
+        x.attentionLse[i] = x.attentionLse[j] + row;
         x.attentionLseStride[i] = rows;
       }
       ++segmented;

@@ -27,6 +27,21 @@ using namespace tandem::runtime;
 
 namespace {
 
+/// Appends a buffer named by its index to `plan`; returns that index.
+int64_t addBuffer(Plan &plan, DType type, std::vector<int64_t> shape,
+                  Buffer::Role role, int64_t viewOf = -1,
+                  int64_t viewOffset = 0) {
+  Buffer b;
+  b.name = "b" + std::to_string(plan.buffers.size());
+  b.type = type;
+  b.shape = std::move(shape);
+  b.role = role;
+  b.viewOf = viewOf;
+  b.viewOffset = viewOffset;
+  plan.buffers.push_back(b);
+  return static_cast<int64_t>(plan.buffers.size() - 1);
+}
+
 /// x (64x32, input) -> all_gather over 4 ranks -> g (256x32) ->
 /// reduce_scatter (sum) -> r (64x32); outputs g and r. One stream, so the
 /// steps are ordered without events. `copyEngine` sets both collectives'
@@ -39,13 +54,7 @@ Plan gatherScatterPlan(DType type, bool copyEngine) {
   plan.streamPriorities = {0};
   plan.groups.push_back({"tp", 4, "switch"});
   auto buffer = [&](std::vector<int64_t> shape, Buffer::Role role) {
-    Buffer b;
-    b.name = "b" + std::to_string(plan.buffers.size());
-    b.type = type;
-    b.shape = std::move(shape);
-    b.role = role;
-    plan.buffers.push_back(b);
-    return static_cast<int64_t>(plan.buffers.size() - 1);
+    return addBuffer(plan, type, std::move(shape), role);
   };
   int64_t x = buffer({64, 32}, Buffer::Role::Input);
   int64_t g = buffer({256, 32}, Buffer::Role::Temp);
@@ -171,13 +180,7 @@ Plan attentionQueriesPlan() {
   plan.streamNames = {"compute"};
   plan.streamPriorities = {0};
   auto buffer = [&](std::vector<int64_t> shape, Buffer::Role role) {
-    Buffer b;
-    b.name = "b" + std::to_string(plan.buffers.size());
-    b.type = DType::BF16;
-    b.shape = std::move(shape);
-    b.role = role;
-    plan.buffers.push_back(b);
-    return static_cast<int64_t>(plan.buffers.size() - 1);
+    return addBuffer(plan, DType::BF16, std::move(shape), role);
   };
   int64_t qkv = buffer({256, (8 + 2 * 2) * 64}, Buffer::Role::Input);
   plan.inputs = {qkv};
@@ -273,15 +276,8 @@ Plan attentionSegmentsPlan(bool segmented) {
   plan.streamPriorities = {0};
   auto buffer = [&](std::vector<int64_t> shape, Buffer::Role role,
                     int64_t viewOf = -1, int64_t viewOffset = 0) {
-    Buffer b;
-    b.name = "b" + std::to_string(plan.buffers.size());
-    b.type = DType::BF16;
-    b.shape = std::move(shape);
-    b.role = role;
-    b.viewOf = viewOf;
-    b.viewOffset = viewOffset;
-    plan.buffers.push_back(b);
-    return static_cast<int64_t>(plan.buffers.size() - 1);
+    return addBuffer(plan, DType::BF16, std::move(shape), role, viewOf,
+                     viewOffset);
   };
   const int64_t cols = (8 + 2 * 2) * 64, outCols = 8 * 64;
   int64_t qkv = buffer({256, cols}, Buffer::Role::Input);
