@@ -164,6 +164,40 @@ std::string overflows(const std::string &what) {
   return what + " overflows a 64-bit integer";
 }
 
+/// A slice's `weights` (non-empty): one weight >= 1 per chunk, their sum W
+/// dividing the group extent (extent / interleave). On success `extent`
+/// (dimension `dim` of the input) becomes the result's: interleave times
+/// (group / W) * weights[chunk]. `chunk`, `chunks` and `interleave` are
+/// checked before. Returns "" or the problem.
+std::string checkSliceWeights(const Step &step, int64_t &extent) {
+  if (static_cast<int64_t>(step.weights.size()) != step.chunks)
+    return "slice has " + std::to_string(step.weights.size()) +
+           " weights for " + std::to_string(step.chunks) +
+           " chunks; weights needs one per chunk";
+  int64_t total = 0;
+  for (size_t j = 0; j < step.weights.size(); ++j) {
+    if (step.weights[j] < 1)
+      return "slice weight " + std::to_string(j) + " is " +
+             std::to_string(step.weights[j]) + "; weights must be >= 1";
+    if (!checkedAdd(total, step.weights[j], total))
+      return overflows("the sum of the slice weights");
+  }
+  if (extent % step.interleave != 0)
+    return "slice interleave " + std::to_string(step.interleave) +
+           " does not divide dimension " + std::to_string(step.dim) +
+           " (extent " + std::to_string(extent) + ")";
+  int64_t group = extent / step.interleave;
+  if (group % total != 0)
+    return "slice weights (sum " + std::to_string(total) +
+           ") do not divide the group extent " + std::to_string(group) +
+           " of dimension " + std::to_string(step.dim) + " (extent " +
+           std::to_string(extent) + ", interleave " +
+           std::to_string(step.interleave) + ")";
+  // At most interleave * group = extent: no overflow.
+  extent = step.interleave * (group / total) * step.weights[step.chunk];
+  return "";
+}
+
 /// Checks one step's operands against its kind; returns "" or a problem.
 /// The operand indices are in range and every buffer's size is within
 /// kMaxBufferBytes (checked before), so dimensions are at most 2^40; the
@@ -331,28 +365,33 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
       return "slice needs 0 <= chunk < chunks and interleave >= 1, has chunk " +
              std::to_string(step.chunk) + " of " + std::to_string(step.chunks) +
              " interleave " + std::to_string(step.interleave);
-    int64_t blocks;
-    if (!checkedMul(step.chunks, step.interleave, blocks))
-      return overflows("chunks * interleave (" + std::to_string(step.chunks) +
-                       " * " + std::to_string(step.interleave) + ")");
     Shape expect = a.shape;
-    if (expect[step.dim] % blocks != 0)
-      return "slice chunk/chunks/interleave do not divide dimension " +
-             std::to_string(step.dim);
-    expect[step.dim] /= step.chunks;
+    int64_t &extent = expect[step.dim];
+    if (step.weights.empty()) {
+      int64_t blocks;
+      if (!checkedMul(step.chunks, step.interleave, blocks))
+        return overflows("chunks * interleave (" + std::to_string(step.chunks) +
+                         " * " + std::to_string(step.interleave) + ")");
+      if (extent % blocks != 0)
+        return "slice chunk/chunks/interleave do not divide dimension " +
+               std::to_string(step.dim);
+      extent /= step.chunks;
+    } else if (e = checkSliceWeights(step, extent); !e.empty()) {
+      return e;
+    }
     if (!(e = sameType(a, r, "slice input and result")).empty())
       return e;
     return r.shape == expect ? "" : "slice result must be " + shapeText(expect);
   }
   case StepKind::Concat:
   case StepKind::RingConcat: {
+    bool ring = step.kind == StepKind::RingConcat;
     if (step.inputs.empty() || step.outputs.size() != 1)
       return "concat needs inputs and one output";
-    if (step.kind == StepKind::RingConcat &&
-        (step.group < 0 ||
-         step.group >= static_cast<int64_t>(plan.groups.size()) ||
-         static_cast<int64_t>(step.inputs.size()) !=
-             plan.groups[step.group].size))
+    if (ring && (step.group < 0 ||
+                 step.group >= static_cast<int64_t>(plan.groups.size()) ||
+                 static_cast<int64_t>(step.inputs.size()) !=
+                     plan.groups[step.group].size))
       return "ring_concat needs a valid group and one input per rank";
     const Buffer &r = out(0);
     if (step.dim < 0 || step.dim >= static_cast<int64_t>(r.shape.size()))
@@ -360,19 +399,38 @@ std::string checkStepShapes(const Plan &plan, const Step &step) {
     Shape expect = in(0).shape;
     if (expect.size() != r.shape.size())
       return "concat inputs and result must have one rank";
-    for (int64_t b : step.inputs) {
-      if (plan.buffers[b].shape != in(0).shape)
-        return "concat inputs must have one shape";
-      if (!(e = sameType(plan.buffers[b], r, "concat input and result"))
-               .empty())
+    if (!ring && step.interleave < 1)
+      return "concat interleave must be >= 1, has " +
+             std::to_string(step.interleave);
+    // ring_concat: every input has one shape (one rank's block each).
+    // concat: the inputs may differ along `dim` (each input's extent there
+    // a multiple of interleave); elsewhere they are the result's.
+    int64_t total = 0;
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      const Buffer &b = in(k);
+      if (ring && b.shape != in(0).shape)
+        return "ring_concat inputs must have one shape (input " +
+               std::to_string(k) + " is " + shapeText(b.shape) + ", input 0 " +
+               shapeText(in(0).shape) + ")";
+      if (b.shape.size() != r.shape.size())
+        return "concat inputs and result must have one rank";
+      for (size_t d = 0; d < r.shape.size(); ++d)
+        if (static_cast<int64_t>(d) != step.dim && b.shape[d] != r.shape[d])
+          return "concat input " + std::to_string(k) + " has shape " +
+                 shapeText(b.shape) + "; outside dimension " +
+                 std::to_string(step.dim) +
+                 " every input must match the result's " + shapeText(r.shape);
+      if (!(e = sameType(b, r, "concat input and result")).empty())
         return e;
+      if (!ring && b.shape[step.dim] % step.interleave != 0)
+        return "concat interleave " + std::to_string(step.interleave) +
+               " does not divide input " + std::to_string(k) + "'s dimension " +
+               std::to_string(step.dim) + " (extent " +
+               std::to_string(b.shape[step.dim]) + ")";
+      if (!checkedAdd(total, b.shape[step.dim], total))
+        return overflows("the concatenated dimension");
     }
-    if (!checkedMul(expect[step.dim], static_cast<int64_t>(step.inputs.size()),
-                    expect[step.dim]))
-      return overflows("the concatenated dimension");
-    if (step.kind == StepKind::Concat &&
-        (step.interleave < 1 || in(0).shape[step.dim] % step.interleave != 0))
-      return "concat interleave does not divide the inputs";
+    expect[step.dim] = total;
     return r.shape == expect ? ""
                              : "concat result must be " + shapeText(expect);
   }
@@ -443,6 +501,16 @@ std::string checkQueries(const Step &step) {
   return "queries applies to attention steps only, not " +
          std::string(stepKindName(step.kind)) + " (has " +
          std::to_string(step.queries) + ")";
+}
+
+/// Weights (`weights`) are a field of slice steps only (the reader reads them
+/// for no other kind). Returns "" or the problem.
+std::string checkWeights(const Step &step) {
+  if (step.weights.empty() || step.kind == StepKind::Slice)
+    return "";
+  return "weights applies to slice steps only, not " +
+         std::string(stepKindName(step.kind)) + " (has " +
+         std::to_string(step.weights.size()) + ")";
 }
 
 /// "<count> <what> exceed kMax<Name> = <bound>" when count > bound.
@@ -610,6 +678,8 @@ std::string validatePlan(const Plan &plan) {
     if (std::string e = checkTransport(step); !e.empty())
       return where.str() + ": " + e;
     if (std::string e = checkQueries(step); !e.empty())
+      return where.str() + ": " + e;
+    if (std::string e = checkWeights(step); !e.empty())
       return where.str() + ": " + e;
     if (std::string e = checkStepShapes(plan, step); !e.empty())
       return where.str() + ": " + e;

@@ -48,19 +48,47 @@ bool layoutCopies(const Plan &plan, const Step &step, int64_t rank,
   int64_t d = in0.shape[step.dim];
 
   if (step.kind == StepKind::Slice) {
-    // Dimension `dim` is `interleave` groups, each cut into `chunks` blocks;
-    // the result is block `chunk` of every group.
+    // Dimension `dim` is `interleave` groups, each cut into `chunks` blocks
+    // (equal ones, or proportional to `weights`); the result is block
+    // `chunk` of every group.
     if (step.interleave < 1 || step.chunks < 1) {
       error = "slice chunks and interleave must be >= 1";
       return false;
     }
     int64_t group = d / step.interleave;
-    int64_t block = group / step.chunks;
+    int64_t first, block; // indices of `dim` within a group
+    if (step.weights.empty()) {
+      block = group / step.chunks;
+      if (!checkedMul(step.chunk, block, first))
+        return overflow(step, error);
+    } else {
+      if (static_cast<int64_t>(step.weights.size()) != step.chunks ||
+          step.chunk < 0 || step.chunk >= step.chunks) {
+        error = "slice weights must be one per chunk, with 0 <= chunk < chunks";
+        return false;
+      }
+      // Block j is unit * weights[j] long, unit = group / (sum of weights).
+      int64_t total = 0, before = 0;
+      for (int64_t j = 0; j < step.chunks; ++j) {
+        if (step.weights[j] < 1) {
+          error = "slice weights must be >= 1";
+          return false;
+        }
+        if (j == step.chunk)
+          before = total;
+        if (!checkedAdd(total, step.weights[j], total))
+          return overflow(step, error);
+      }
+      int64_t unit = group / total;
+      if (!checkedMul(unit, before, first) ||
+          !checkedMul(unit, step.weights[step.chunk], block))
+        return overflow(step, error);
+    }
     LayoutCopy c;
     c.src.buffer = step.inputs[0];
     c.dst.buffer = out;
     c.dst.write = true;
-    if (!checkedProduct({step.chunk, block, inner}, c.src.offset) ||
+    if (!checkedMul(first, inner, c.src.offset) ||
         !checkedMul(group, inner, c.src.pitch) ||
         !checkedMul(block, inner, c.src.rowBytes) ||
         !checkedMul(outer, step.interleave, c.src.rows))
@@ -71,34 +99,54 @@ bool layoutCopies(const Plan &plan, const Step &step, int64_t rank,
     return true;
   }
 
-  // Concat: input k is block k within every group of n blocks. RingConcat:
-  // input k came from rank (rank - k) mod n and lands at that rank's block.
+  // The result along `dim` is `interleave` groups (ring_concat: one); each
+  // holds block g of every input (extent d_k / interleave of input k), side
+  // by side in slot order. Concat: input k is slot k, and the inputs' extents
+  // may differ. RingConcat: input k came from rank (rank - k) mod n and lands
+  // at that rank's slot; all inputs have one shape.
   int64_t n = step.inputs.size();
   int64_t interleave = step.kind == StepKind::Concat ? step.interleave : 1;
   if (interleave < 1) {
     error = "concat interleave must be >= 1";
     return false;
   }
-  int64_t block = d / interleave;
   int64_t r = ((rank % n) + n) % n;
-  int64_t blockBytes, dstPitch, rows;
-  if (!checkedMul(block, inner, blockBytes) ||
-      !checkedMul(n, blockBytes, dstPitch) ||
-      !checkedMul(outer, interleave, rows))
-    return overflow(step, error);
+  auto slotOf = [&](int64_t k) {
+    return step.kind == StepKind::Concat ? k : ((r - k) % n + n) % n;
+  };
+  // Bytes of input k's block, and of the slot's; a group's bytes (the
+  // destination's pitch) are their sum.
+  std::vector<int64_t> blockBytes(n), slotBytes(n);
+  int64_t groupBytes = 0, rows;
   for (int64_t k = 0; k < n; ++k) {
-    int64_t slot = step.kind == StepKind::Concat ? k : ((r - k) % n + n) % n;
+    const Buffer &b = plan.buffers[step.inputs[k]];
+    if (step.dim >= static_cast<int64_t>(b.shape.size())) {
+      error = "layout dimension out of range";
+      return false;
+    }
+    if (!checkedMul(b.shape[step.dim] / interleave, inner, blockBytes[k]) ||
+        !checkedAdd(groupBytes, blockBytes[k], groupBytes))
+      return overflow(step, error);
+    slotBytes[slotOf(k)] = blockBytes[k];
+  }
+  if (!checkedMul(outer, interleave, rows))
+    return overflow(step, error);
+  // Where each slot starts within a group.
+  std::vector<int64_t> slotOffset(n, 0);
+  for (int64_t k = 1; k < n; ++k)
+    if (!checkedAdd(slotOffset[k - 1], slotBytes[k - 1], slotOffset[k]))
+      return overflow(step, error);
+  for (int64_t k = 0; k < n; ++k) {
     LayoutCopy c;
     c.src.buffer = step.inputs[k];
-    c.src.rowBytes = c.src.pitch = blockBytes;
+    c.src.rowBytes = c.src.pitch = blockBytes[k];
     c.src.rows = rows;
     c.dst.buffer = out;
     c.dst.write = true;
-    c.dst.rowBytes = blockBytes;
-    c.dst.pitch = dstPitch;
+    c.dst.offset = slotOffset[slotOf(k)];
+    c.dst.rowBytes = blockBytes[k];
+    c.dst.pitch = groupBytes;
     c.dst.rows = rows;
-    if (!checkedMul(slot, blockBytes, c.dst.offset))
-      return overflow(step, error);
     copies.push_back(c);
   }
   return true;

@@ -113,6 +113,10 @@ json stepToJson(const Step &step) {
     j["chunk"] = step.chunk;
     j["chunks"] = step.chunks;
     j["interleave"] = step.interleave;
+    // Only uneven slices have weights, so that equal ones read and write
+    // as before.
+    if (!step.weights.empty())
+      j["weights"] = step.weights;
     break;
   case StepKind::Concat:
     j["dim"] = step.dim;
@@ -407,6 +411,9 @@ bool readStep(const json &j, const std::string &path, Step &step,
     r.integer("chunk", step.chunk, true, 0);
     r.integer("chunks", step.chunks, true, 1);
     r.integer("interleave", step.interleave, true, 1);
+    // Optional: absent (or empty) = `chunks` equal blocks; validatePlan
+    // checks the count against `chunks` and the sum against the dimension.
+    r.integers("weights", step.weights, false, 1);
     break;
   case StepKind::Concat:
     r.integer("dim", step.dim, true, 0);

@@ -5,8 +5,9 @@
 // the emulated-fabric and stand-in modes, bitwise the outputs of the same
 // plan with its collectives on the SMs. Attention steps with query rows
 // (Step::queries) through each attention implementation: the last rows of
-// the plan's full attention. The GPU tests skip, naming the reason, where
-// no CUDA device is usable.
+// the plan's full attention. Uneven slices (Step::weights) and concats of
+// inputs of different sizes: the blocks they name, byte for byte. The GPU
+// tests skip, naming the reason, where no CUDA device is usable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -168,6 +169,93 @@ TEST(ExecutorTest, CopyEngineStepsGiveTheSmCollectivesOutputs) {
         ASSERT_EQ(sms.size(), 2u);
         EXPECT_EQ(ce, sms);
       }
+}
+
+/// x (16x24 bf16, input) -> copy -> xc; three slices of xc along dimension
+/// 1, as 2 interleave groups of 12 columns each cut 1:2:3 (units of 2
+/// columns: s0 is 4 columns, s1 8, s2 12); concat(s0, s1, s2) with
+/// interleave 2 -> y, which is xc again, and concat(s2, s0) without
+/// interleave -> z (16x16). Outputs xc, y and z.
+Plan unevenLayoutPlan() {
+  Plan plan;
+  plan.function = "uneven_layout";
+  plan.numStreams = 1;
+  plan.streamNames = {"compute"};
+  plan.streamPriorities = {0};
+  auto buffer = [&](std::vector<int64_t> shape, Buffer::Role role) {
+    return addBuffer(plan, DType::BF16, std::move(shape), role);
+  };
+  int64_t x = buffer({16, 24}, Buffer::Role::Input);
+  plan.inputs = {x};
+  int64_t xc = buffer({16, 24}, Buffer::Role::Temp);
+  Step copy;
+  copy.kind = StepKind::Elementwise;
+  copy.name = "tandem.elementwise";
+  copy.elementwise = ElementwiseKind::Copy;
+  copy.inputs = {x};
+  copy.outputs = {xc};
+  plan.steps.push_back(copy);
+  std::vector<int64_t> parts;
+  for (int64_t chunk = 0; chunk < 3; ++chunk) {
+    parts.push_back(buffer({16, 4 * (chunk + 1)}, Buffer::Role::Temp));
+    Step s;
+    s.kind = StepKind::Slice;
+    s.name = "tandem.slice";
+    s.dim = 1;
+    s.chunk = chunk;
+    s.chunks = 3;
+    s.interleave = 2;
+    s.weights = {1, 2, 3};
+    s.inputs = {xc};
+    s.outputs = {parts.back()};
+    plan.steps.push_back(s);
+  }
+  auto concat = [&](std::vector<int64_t> inputs, int64_t interleave,
+                    int64_t cols) {
+    int64_t out = buffer({16, cols}, Buffer::Role::Temp);
+    Step c;
+    c.kind = StepKind::Concat;
+    c.name = "tandem.concat";
+    c.dim = 1;
+    c.interleave = interleave;
+    c.inputs = std::move(inputs);
+    c.outputs = {out};
+    plan.steps.push_back(c);
+    return out;
+  };
+  int64_t y = concat(parts, 2, 24);
+  int64_t z = concat({parts[2], parts[0]}, 1, 16);
+  plan.outputs = {xc, y, z};
+  return plan;
+}
+
+TEST(ExecutorTest, UnevenSlicesAndConcatsMoveTheBlocksTheyName) {
+  Plan plan = unevenLayoutPlan();
+  ASSERT_EQ(validatePlan(plan), "");
+  std::string reason;
+  if (!gpuPresent(reason))
+    GTEST_SKIP() << reason;
+  std::vector<std::vector<uint8_t>> outputs =
+      runOnce(plan, CollectiveMode::Standin, 0);
+  ASSERT_EQ(outputs.size(), 3u);
+  const std::vector<uint8_t> &x = outputs[0];
+  ASSERT_EQ(x.size(), 16u * 24 * 2);
+  ASSERT_NE(std::count(x.begin(), x.end(), 0), std::ptrdiff_t(x.size()));
+  // The slices concatenated as they were cut: x again.
+  EXPECT_EQ(outputs[1], x);
+  // z's row r: columns 6-11 and 18-23 of x's (s2), then 0-1 and 12-13 (s0).
+  std::vector<uint8_t> z;
+  auto columns = [&](int64_t row, int64_t first, int64_t count) {
+    z.insert(z.end(), x.begin() + (row * 24 + first) * 2,
+             x.begin() + (row * 24 + first + count) * 2);
+  };
+  for (int64_t row = 0; row < 16; ++row) {
+    columns(row, 6, 6);
+    columns(row, 18, 6);
+    columns(row, 0, 2);
+    columns(row, 12, 2);
+  }
+  EXPECT_EQ(outputs[2], z);
 }
 
 /// qkv (256 rows, 8 heads / 2 kv heads of 64, causal) -> full attention

@@ -2,11 +2,12 @@
 //
 // Property of plan validation: for random valid plans (seeded), every byte
 // range a step launches with (PlanAccesses.h) lies inside its allocation
-// after memory planning; and every mutant of such a plan (offsets, views,
-// slice fields, shapes, counts, near int64 overflow) that would put an
-// access outside its allocation is rejected by validatePlan, before any
-// launch. The oracle (checkLaunchBounds) recomputes the addresses in 128-bit
-// arithmetic, independently of the validator. CPU only, well under a second.
+// after memory planning (uneven slices and concats among them); and every
+// mutant of such a plan (offsets, views, slice fields and weights, shapes,
+// counts, near int64 overflow) that would put an access outside its
+// allocation is rejected by validatePlan, before any launch. The oracle
+// (checkLaunchBounds) recomputes the addresses in 128-bit arithmetic,
+// independently of the validator. CPU only, well under a second.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <random>
 
 using namespace tandem::runtime;
@@ -127,6 +130,21 @@ private:
       s.chunk = pick(0, s.chunks - 1);
       s.inputs = {x};
       outShape[s.dim] = d / s.chunks;
+      // Every other slice of 2 or 4 chunks is cut unevenly where its groups
+      // divide by the weights' sum, chosen without drawing from the
+      // generator so that the plans stay as they were otherwise.
+      std::vector<int64_t> weights;
+      if (s.chunks == 2)
+        weights = {1, 3};
+      else if (s.chunks == 4)
+        weights = {1, 2, 1, 4};
+      int64_t group = d / s.interleave;
+      int64_t total =
+          std::accumulate(weights.begin(), weights.end(), int64_t(0));
+      if (plan.steps.size() % 2 == 0 && total > 0 && group % total == 0) {
+        outShape[s.dim] = s.interleave * (group / total) * weights[s.chunk];
+        s.weights = std::move(weights);
+      }
       break;
     }
     case 4: {
@@ -136,6 +154,18 @@ private:
       int64_t n = pick(1, 3);
       s.inputs.assign(n, x);
       outShape[s.dim] *= n;
+      // The last of several inputs is another size along `dim` where an
+      // available buffer fits (found without drawing, as above).
+      for (int64_t b : available) {
+        const std::vector<int64_t> &other = plan.buffers[b].shape;
+        if (n < 2 || other.size() != shape.size() ||
+            other[1 - s.dim] != shape[1 - s.dim] ||
+            other[s.dim] == shape[s.dim] || other[s.dim] % s.interleave)
+          continue;
+        s.inputs.back() = b;
+        outShape[s.dim] += other[s.dim] - shape[s.dim];
+        break;
+      }
       break;
     }
     case 5: {
@@ -223,13 +253,23 @@ constexpr int kMutantsPerPlan = 8;
 
 TEST(PlanPropertyTest, ValidPlansLaunchInsideTheirAllocations) {
   PlanGenerator gen(20261203);
+  int unevenSlices = 0, unevenConcats = 0;
   for (int i = 0; i < kPlans; ++i) {
     Plan plan = gen.generate();
     ASSERT_EQ(validatePlan(plan), "") << "generated plan " << i;
     ASSERT_EQ(planMemory(plan), "") << "plan " << i;
     ASSERT_EQ(validatePlan(plan), "") << "planned plan " << i;
     ASSERT_EQ(launchBounds(plan), "") << "plan " << i;
+    for (const Step &s : plan.steps) {
+      unevenSlices += !s.weights.empty();
+      unevenConcats +=
+          s.kind == StepKind::Concat && plan.buffers[s.inputs.front()].shape !=
+                                            plan.buffers[s.inputs.back()].shape;
+    }
   }
+  // The uneven forms are among them (the property is not vacuous for them).
+  EXPECT_GT(unevenSlices, kPlans / 20);
+  EXPECT_GT(unevenConcats, kPlans / 20);
 }
 
 /// A mutation of one field that sizes or places an access.
@@ -268,7 +308,7 @@ void mutate(Plan &plan, PlanGenerator &gen) {
     return;
   case 3: { // slice / concat fields
     Step &s = plan.steps[anyStep()];
-    switch (gen.pick(0, 4)) {
+    switch (gen.pick(0, 5)) {
     case 0:
       s.chunk = wild(s.chunks);
       return;
@@ -280,6 +320,11 @@ void mutate(Plan &plan, PlanGenerator &gen) {
       return;
     case 3:
       s.dim = wild(1);
+      return;
+    case 4: // a weight (an equal slice, or another kind, gets weights first)
+      if (s.weights.empty())
+        s.weights.assign(std::clamp<int64_t>(s.chunks, 1, 8), 1);
+      s.weights[gen.pick(0, s.weights.size() - 1)] = wild(s.weights[0] + 2);
       return;
     default:
       s.chunks = s.interleave = int64_t(1) << 32;

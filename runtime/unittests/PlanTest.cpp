@@ -401,6 +401,249 @@ std::string replaced(std::string text, const std::string &from,
   return at == std::string::npos ? text : text.replace(at, from.size(), to);
 }
 
+/// x (16x4, input) -> slice(dim 0, interleave 2, weights 1:3) chunk 0 -> a
+/// (4x4) and chunk 1 -> b (12x4) -> concat(interleave 2) -> y (16x4), which
+/// is x again.
+Plan unevenPlan() {
+  Plan plan;
+  plan.function = "uneven";
+  int64_t x = addBuffer(plan, {16, 4}, Buffer::Role::Input);
+  int64_t a = addBuffer(plan, {4, 4});
+  int64_t b = addBuffer(plan, {12, 4});
+  int64_t y = addBuffer(plan, {16, 4});
+  for (int64_t chunk : {0, 1}) {
+    Step s;
+    s.kind = StepKind::Slice;
+    s.name = "tandem.slice";
+    s.chunk = chunk;
+    s.chunks = 2;
+    s.interleave = 2;
+    s.weights = {1, 3};
+    s.inputs = {x};
+    s.outputs = {chunk == 0 ? a : b};
+    plan.steps.push_back(s);
+  }
+  Step c;
+  c.kind = StepKind::Concat;
+  c.name = "tandem.concat";
+  c.interleave = 2;
+  c.inputs = {a, b};
+  c.outputs = {y};
+  plan.steps.push_back(c);
+  plan.outputs = {y};
+  return plan;
+}
+
+/// p (4x4, input) and q (6x4, input) -> concat(dim 0) -> y (10x4).
+Plan unevenConcatPlan() {
+  Plan plan;
+  plan.function = "uneven_concat";
+  plan.groups.push_back({"tp", 2, "ring"});
+  int64_t p = addBuffer(plan, {4, 4}, Buffer::Role::Input);
+  int64_t q = addBuffer(plan, {6, 4}, Buffer::Role::Input);
+  int64_t y = addBuffer(plan, {10, 4});
+  Step c;
+  c.kind = StepKind::Concat;
+  c.name = "tandem.concat";
+  c.inputs = {p, q};
+  c.outputs = {y};
+  plan.steps.push_back(c);
+  plan.outputs = {y};
+  return plan;
+}
+
+TEST(PlanTest, SliceWeightsRoundTripAndAreOptional) {
+  Plan plan = unevenPlan();
+  ASSERT_EQ(validatePlan(plan), "");
+  ASSERT_EQ(planMemory(plan), "");
+  std::string text = writePlanJson(plan), error;
+  std::optional<Plan> back = parsePlan(text, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(writePlanJson(*back), text);
+  EXPECT_EQ(back->steps[0].weights, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(back->steps[1].weights, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(back->steps[1].chunk, 1);
+  EXPECT_TRUE(back->steps[2].weights.empty());
+  // Written for the two slices only.
+  size_t count = 0;
+  for (size_t at = text.find("\"weights\""); at != std::string::npos;
+       at = text.find("\"weights\"", at + 1))
+    ++count;
+  EXPECT_EQ(count, 2u);
+  // Equal slices write none and read as before; given, weights are read,
+  // and an empty list is no weights.
+  std::string equal = writePlanJson(slicePlan());
+  EXPECT_EQ(equal.find("weights"), std::string::npos);
+  std::optional<Plan> weighted =
+      parsePlan(replaced(equal, "\"interleave\": 1",
+                         "\"interleave\": 1, \"weights\": [1, 1]"),
+                "p.json", error);
+  ASSERT_TRUE(weighted) << error;
+  EXPECT_EQ(weighted->steps[0].weights, (std::vector<int64_t>{1, 1}));
+  EXPECT_NE(writePlanJson(*weighted).find("\"weights\""), std::string::npos);
+  std::optional<Plan> empty =
+      parsePlan(replaced(equal, "\"interleave\": 1",
+                         "\"interleave\": 1, \"weights\": []"),
+                "p.json", error);
+  ASSERT_TRUE(empty) << error;
+  EXPECT_TRUE(empty->steps[0].weights.empty());
+  EXPECT_EQ(writePlanJson(*empty), equal);
+}
+
+TEST(PlanTest, SliceWeightsParseErrorsNameTheField) {
+  // slicePlan: 8x8 -> chunk 0 of 2 along dimension 0 -> 4x8.
+  std::string text = writePlanJson(slicePlan());
+  auto with = [&](const std::string &weights) {
+    return parseError(replaced(text, "\"interleave\": 1",
+                               "\"interleave\": 1, \"weights\": " + weights));
+  };
+  const char *notAWeight = ": must be an integer in [1, inf]";
+  EXPECT_EQ(with("[1, 0]"),
+            std::string("p.json.steps[0].weights[1]") + notAWeight);
+  EXPECT_EQ(with("[-2, 1]"),
+            std::string("p.json.steps[0].weights[0]") + notAWeight);
+  EXPECT_EQ(with("[1, 1.5]"),
+            std::string("p.json.steps[0].weights[1]") + notAWeight);
+  EXPECT_EQ(with("[1, \"2\"]"),
+            std::string("p.json.steps[0].weights[1]") + notAWeight);
+  EXPECT_EQ(with("[1, 18446744073709551615]"),
+            std::string("p.json.steps[0].weights[1]") + notAWeight);
+  EXPECT_EQ(with("3"), "p.json.steps[0].weights: must be an array of integers");
+  EXPECT_EQ(with("[1, 2, 1]"),
+            "p.json: step 0 (tandem.slice): slice has 3 weights for 2 "
+            "chunks; weights needs one per chunk");
+  EXPECT_EQ(with("[3, 1]"),
+            "p.json: step 0 (tandem.slice): slice result must be [6x8]");
+  EXPECT_EQ(with("[1, 2]"),
+            "p.json: step 0 (tandem.slice): slice weights (sum 3) do not "
+            "divide the group extent 8 of dimension 0 (extent 8, interleave "
+            "1)");
+  // Only slices have weights.
+  EXPECT_EQ(
+      parseError(replaced(writePlanJson(unevenPlan()), "\"kind\": \"concat\"",
+                          "\"kind\": \"concat\", \"weights\": [1, 3]")),
+      "p.json.steps[2].weights: unknown field");
+}
+
+TEST(PlanTest, SliceWeightsAreValidated) {
+  auto verdict = [](void (*edit)(Plan &)) {
+    Plan plan = unevenPlan();
+    edit(plan);
+    return validatePlan(plan);
+  };
+  // Proportional weights cut the same blocks; without interleave the
+  // groups are the whole dimension (units of 4 rows, blocks of 4 and 12).
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.steps[0].weights = p.steps[1].weights = {2, 6};
+            }),
+            "");
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.steps[0].interleave = p.steps[1].interleave = 1;
+              p.steps[2].interleave = 1;
+            }),
+            "");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].weights = {1, 3, 1}; }),
+            "step 0 (tandem.slice): slice has 3 weights for 2 chunks; weights "
+            "needs one per chunk");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[1].weights = {1, 0}; }),
+            "step 1 (tandem.slice): slice weight 1 is 0; weights must be >= 1");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].weights = {-1, 5}; }),
+            "step 0 (tandem.slice): slice weight 0 is -1; weights must be "
+            ">= 1");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].weights = {INT64_MAX, 1}; }),
+            "step 0 (tandem.slice): the sum of the slice weights overflows a "
+            "64-bit integer");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].weights = {1, 2}; }),
+            "step 0 (tandem.slice): slice weights (sum 3) do not divide the "
+            "group extent 8 of dimension 0 (extent 16, interleave 2)");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].interleave = 3; }),
+            "step 0 (tandem.slice): slice interleave 3 does not divide "
+            "dimension 0 (extent 16)");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].weights = {3, 1}; }),
+            "step 0 (tandem.slice): slice result must be [12x4]");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[1].weights = {1, 1}; }),
+            "step 1 (tandem.slice): slice result must be [8x4]");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[1].chunk = 2; }),
+            "step 1 (tandem.slice): slice needs 0 <= chunk < chunks and "
+            "interleave >= 1, has chunk 2 of 2 interleave 2");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[2].weights = {1, 3}; }),
+            "step 2 (tandem.concat): weights applies to slice steps only, "
+            "not concat (has 2)");
+}
+
+TEST(PlanTest, ConcatInputsMayDifferAlongTheirDimension) {
+  auto verdict = [](void (*edit)(Plan &)) {
+    Plan plan = unevenConcatPlan();
+    edit(plan);
+    return validatePlan(plan);
+  };
+  EXPECT_EQ(verdict([](Plan &) {}), "");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].interleave = 2; }), "");
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.buffers[0].shape = {3, 2};
+              p.buffers[1].shape = {3, 6};
+              p.buffers[2].shape = {3, 8};
+              p.steps[0].dim = 1;
+            }),
+            "");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].interleave = 4; }),
+            "step 0 (tandem.concat): concat interleave 4 does not divide "
+            "input 1's dimension 0 (extent 6)");
+  EXPECT_EQ(verdict([](Plan &p) { p.buffers[2].shape = {12, 4}; }),
+            "step 0 (tandem.concat): concat result must be [10x4]");
+  EXPECT_EQ(verdict([](Plan &p) { p.buffers[1].shape = {6, 5}; }),
+            "step 0 (tandem.concat): concat input 1 has shape [6x5]; outside "
+            "dimension 0 every input must match the result's [10x4]");
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.buffers[0].shape = {3, 2};
+              p.buffers[1].shape = {4, 6};
+              p.buffers[2].shape = {3, 8};
+              p.steps[0].dim = 1;
+            }),
+            "step 0 (tandem.concat): concat input 1 has shape [4x6]; outside "
+            "dimension 1 every input must match the result's [3x8]");
+  EXPECT_EQ(verdict([](Plan &p) { p.buffers[1].shape = {6, 4, 1}; }),
+            "step 0 (tandem.concat): concat inputs and result must have one "
+            "rank");
+  EXPECT_EQ(verdict([](Plan &p) { p.buffers[1].type = DType::F32; }),
+            "step 0 (tandem.concat): concat input and result: element types "
+            "f32 and bf16 differ");
+  EXPECT_EQ(verdict([](Plan &p) { p.steps[0].interleave = 0; }),
+            "step 0 (tandem.concat): concat interleave must be >= 1, has 0");
+  // ring_concat keeps one shape per input (one rank's block each).
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.steps[0].kind = StepKind::RingConcat;
+              p.steps[0].name = "tandem.ring_concat";
+              p.steps[0].group = 0;
+            }),
+            "step 0 (tandem.ring_concat): ring_concat inputs must have one "
+            "shape (input 1 is [6x4], input 0 [4x4])");
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.steps[0].kind = StepKind::RingConcat;
+              p.steps[0].name = "tandem.ring_concat";
+              p.steps[0].group = 0;
+              p.buffers[1].shape = {4, 4};
+            }),
+            "step 0 (tandem.ring_concat): concat result must be [8x4]");
+  EXPECT_EQ(verdict([](Plan &p) {
+              p.steps[0].kind = StepKind::RingConcat;
+              p.steps[0].name = "tandem.ring_concat";
+              p.steps[0].group = 0;
+              p.buffers[1].shape = {4, 4};
+              p.buffers[2].shape = {8, 4};
+            }),
+            "");
+  // The uneven concat round-trips through JSON.
+  Plan plan = unevenConcatPlan();
+  plan.steps[0].interleave = 2;
+  ASSERT_EQ(planMemory(plan), "");
+  std::string text = writePlanJson(plan), error;
+  std::optional<Plan> back = parsePlan(text, "mem", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(writePlanJson(*back), text);
+  EXPECT_EQ(back->steps[0].interleave, 2);
+}
+
 /// qkv (16 rows, 4 heads / 2 kv heads of 8) -> attention -> out, with
 /// `queries` query rows (0: all 16), then attention_grad of the full
 /// attention when `grad` is set (it needs a full forward output).

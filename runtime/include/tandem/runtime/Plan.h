@@ -172,8 +172,17 @@ struct Step {
   // Opaque.
   int64_t declaredBytes = 0;
   double declaredFlops = 0;
-  // Slice / Concat / RingConcat (all along `dim`).
+  // Slice / Concat / RingConcat (all along `dim`). A slice cuts each of the
+  // `interleave` groups of `dim` into `chunks` blocks and keeps block
+  // `chunk` of every group; a concat's result is `interleave` groups, each
+  // holding block g of every input in input order (the inputs' extents
+  // along `dim` may differ; a ring_concat's may not).
   int64_t dim = 0, chunk = 0, chunks = 1, interleave = 1;
+  // Slice only (JSON "weights", optional): empty = `chunks` equal blocks;
+  // otherwise one weight >= 1 per chunk, and block j of a group of extent G
+  // is (G / W) * weights[j] long (W = the weights' sum, which must divide
+  // G), starting at (G / W) * (weights[0] + ... + weights[j - 1]).
+  std::vector<int64_t> weights;
   // Collective (and RingConcat's group).
   CollectiveKind collective = CollectiveKind::AllGather;
   ReduceKind reduce = ReduceKind::Sum;

@@ -44,8 +44,13 @@ struct LayoutCopy {
 };
 
 /// The copies of a slice, concat or ring_concat step, in issue order, for
-/// the rank `rank` of its group (ring_concat places input k at the block of
-/// rank (rank - k) mod n; for every rank the blocks are the same set). The
+/// the rank `rank` of its group. A slice is one copy: block `chunk` of every
+/// interleave group (equal blocks, or proportional to Step::weights). A
+/// concat is one copy per input: input k's blocks (its extent along `dim`
+/// over interleave, which may differ between inputs) land after those of
+/// inputs 0..k-1 in every group of the result, whose pitch is the group's
+/// bytes. ring_concat places input k at the block of rank (rank - k) mod n;
+/// for every rank the blocks are the same set. The
 /// step's operand indices and dimension must be in range (validatePlan
 /// checks them first); returns false with `error` set when a size or offset
 /// overflows int64.
