@@ -79,7 +79,8 @@ private:
   llvm::DenseMap<Value, int64_t> buffers;
   /// Concats that write in place (ConcatOp::writesInPlace): the value whose
   /// buffer holds each block (the collective's future for a wait) -> the
-  /// concat and the block's index. That buffer is a view of the concat's.
+  /// concat and the block's byte offset in it. That buffer is a view of the
+  /// concat's.
   llvm::DenseMap<Value, std::pair<ConcatOp, int64_t>> inPlaceBlocks;
   llvm::StringMap<int64_t> groups;
   /// The op each step came from.
@@ -113,7 +114,7 @@ FailureOr<int64_t> Lowerer::newBuffer(Operation *at, Value value,
   if (auto it = inPlaceBlocks.find(value); it != inPlaceBlocks.end()) {
     // A block of an in-place concat: a view of the concat's buffer, which
     // the first block to be lowered creates.
-    auto [concat, k] = it->second;
+    auto [concat, offset] = it->second;
     auto root = buffers.find(concat.getResult());
     int64_t rootIndex;
     if (root == buffers.end()) {
@@ -129,7 +130,7 @@ FailureOr<int64_t> Lowerer::newBuffer(Operation *at, Value value,
     }
     buffer.role = rt::Buffer::Role::View;
     buffer.viewOf = rootIndex;
-    buffer.viewOffset = k * buffer.bytes();
+    buffer.viewOffset = offset;
   }
   int64_t index = plan.buffers.size();
   plan.buffers.push_back(std::move(buffer));
@@ -295,7 +296,10 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
             return failure();
           rt::Buffer &view = plan.buffers[*b];
           view.viewOf = root;
-          view.viewOffset = offset + s.getChunk() * view.bytes();
+          // The input's rows are getWeightSum() units; the block starts
+          // getBlockStart() units in.
+          view.viewOffset = offset + plan.buffers[base].bytes() /
+                                         s.getWeightSum() * s.getBlockStart();
           // No launch: the caller drops the step, or keeps it as a sync
           // step if the schedule put events on the slice.
           step.kind = rt::StepKind::Sync;
@@ -307,6 +311,8 @@ LogicalResult Lowerer::lowerOp(Operation *op, rt::Step &step) {
         step.dim = s.getDim();
         step.chunk = s.getChunk();
         step.chunks = s.getChunks();
+        if (std::optional<ArrayRef<int64_t>> weights = s.getWeights())
+          step.weights.assign(weights->begin(), weights->end());
         step.interleave = s.getInterleave();
         return addResults("slice");
       })
@@ -414,11 +420,17 @@ FailureOr<rt::Plan> Lowerer::run(const PlanLoweringOptions &options) {
   for (ConcatOp concat : block.getOps<ConcatOp>()) {
     if (!concat.writesInPlace())
       continue;
-    for (auto [k, v] : llvm::enumerate(concat.getInputs())) {
+    // Inputs may differ in rows (uneven parts): each block starts after
+    // the bytes of the blocks before it.
+    int64_t offset = 0;
+    for (Value v : concat.getInputs()) {
       Value storage = v;
       if (auto wait = v.getDefiningOp<WaitOp>())
         storage = wait.getFuture();
-      inPlaceBlocks[storage] = {concat, int64_t(k)};
+      inPlaceBlocks[storage] = {concat, offset};
+      auto type = cast<RankedTensorType>(v.getType());
+      offset +=
+          type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
     }
   }
   for (BlockArgument arg : block.getArguments()) {

@@ -2,6 +2,7 @@
 
 #include "tandem/Scheduling/BatchSplit.h"
 #include "MoveSupport.h"
+#include "tandem/Scheduling/CopyEngines.h"
 #include "tandem/Scheduling/MemoryBudget.h"
 #include "tandem/Scheduling/Overlap.h"
 #include "tandem/Scheduling/RowSplit.h"
@@ -12,7 +13,9 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -32,10 +35,19 @@ struct Mapped {
 };
 
 /// Rewrites one function's block into k parts (op by op, in program order:
-/// part 0 to k-1 of each row-local op where the op was).
+/// part 0 to k-1 of each row-local op where the op was). Part p holds
+/// weights[p] of the weights' sum `units` of every group of rows (equal
+/// parts: one unit each).
 class Splitter {
 public:
-  Splitter(Block &block, int64_t k) : block(block), k(k) {}
+  Splitter(Block &block, ArrayRef<int64_t> partWeights)
+      : block(block), k(partWeights.size()), weights(partWeights) {
+    for (int64_t w : weights) {
+      starts.push_back(units);
+      units += w;
+    }
+    even = units == k;
+  }
   void run();
   BatchSplitResult stats;
 
@@ -55,9 +67,16 @@ private:
   /// operands, attributes and type) by it.
   void mergeSameLayouts();
   Location partLoc(Location loc, int64_t p);
+  /// Slice `p` of `input` (interleave `interleave`) with this split's
+  /// weights.
+  Value slicePart(OpBuilder &b, Location loc, Value input, int64_t p,
+                  int64_t interleave);
 
   Block &block;
   int64_t k;
+  SmallVector<int64_t> weights, starts;
+  int64_t units = 0;
+  bool even = true;
   llvm::DenseMap<Value, Mapped> mapped;
   /// Slices of a value cut with another interleave than its parts'.
   llvm::DenseMap<std::pair<Value, int64_t>, SmallVector<Value>> recut;
@@ -76,6 +95,15 @@ Mapped &Splitter::get(Value v) {
   m.whole = v;
   m.interleave = 1;
   return m;
+}
+
+Value Splitter::slicePart(OpBuilder &b, Location loc, Value input, int64_t p,
+                          int64_t interleave) {
+  auto slice = SliceOp::create(
+      b, loc, scaleRows(input.getType(), weights[p], units), input, 0, p, k,
+      interleave, even ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(weights));
+  ++stats.slices;
+  return slice;
 }
 
 Location Splitter::partLoc(Location loc, int64_t p) {
@@ -123,13 +151,8 @@ ArrayRef<Value> Splitter::partsOf(Value v, int64_t interleave, OpBuilder &b) {
   if (!cut.empty())
     return cut;
   Value w = whole(v, b);
-  auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
-  Type partType = scaleRows(v.getType(), 1, k);
-  for (int64_t p = 0; p < k; ++p) {
-    cut.push_back(SliceOp::create(b, partLoc(locOf(w), p), partType, w, i64(0),
-                                  i64(p), i64(k), i64(interleave)));
-    ++stats.slices;
-  }
+  for (int64_t p = 0; p < k; ++p)
+    cut.push_back(slicePart(b, partLoc(locOf(w), p), w, p, interleave));
   // A whole value is cut once: later users share the slices.
   if (get(v).parts.empty()) {
     get(v).parts = cut;
@@ -152,9 +175,7 @@ Value Splitter::permuted(Value v, int64_t interleave, OpBuilder &b) {
       llvm::all_of(llvm::enumerate(parts), [&](auto part) {
         auto slice = part.value().template getDefiningOp<SliceOp>();
         return slice && slice.getInput() == first.getInput() &&
-               slice.getDim() == 0 && slice.getInterleave() == 1 &&
-               slice.getChunks() == uint64_t(parts.size()) &&
-               slice.getChunk() == uint64_t(part.index());
+               slice.isRowBlock(part.index(), weights, 1);
       }))
     return p = first.getInput();
   p = ConcatOp::create(b, locOf(parts.back()), v.getType(), parts,
@@ -167,7 +188,7 @@ int64_t Splitter::cutInterleave(Value v) {
   Mapped &m = get(v);
   // Weight-gradient parts are added up, never cut.
   int64_t i = !m.partials.empty() && m.parts.empty() ? 0 : m.interleave;
-  return i > 0 && canCutRows(v.getType(), k, i) ? i : 0;
+  return i > 0 && canCutRows(v.getType(), units, i) ? i : 0;
 }
 
 bool Splitter::trySplit(Operation *op, OpBuilder &b) {
@@ -186,7 +207,7 @@ bool Splitter::trySplit(Operation *op, OpBuilder &b) {
   if (!resultInterleave)
     return false;
   for (unsigned r : rule->rowResults)
-    if (!canCutRows(op->getResult(r).getType(), k, *resultInterleave))
+    if (!canCutRows(op->getResult(r).getType(), units, *resultInterleave))
       return false;
 
   SmallVector<SmallVector<Value>> rowParts;
@@ -210,7 +231,7 @@ bool Splitter::trySplit(Operation *op, OpBuilder &b) {
       part->setOperand(i, rowParts[j][p]);
     for (unsigned r : rule->rowResults) {
       Value result = part->getResult(r);
-      result.setType(scaleRows(op->getResult(r).getType(), 1, k));
+      result.setType(scaleRows(op->getResult(r).getType(), weights[p], units));
       results[r].parts.push_back(result);
       results[r].interleave = *resultInterleave;
     }
@@ -248,21 +269,26 @@ bool Splitter::tryContraction(Operation *op, OpBuilder &b) {
 
 bool Splitter::trySeeThrough(Operation *op, OpBuilder &b) {
   auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
-  // A slice with this cut's interleave into a multiple m of k blocks: block c
-  // is block c mod m of part c / m (the rows seen as i groups of k blocks of
-  // m sub-blocks each). It is then no barrier: the ops that read one
+  // A slice with this cut's interleave into a multiple m of `units` equal
+  // blocks: the rows are i groups of `units` units of m blocks each, so
+  // block c is in the part whose units hold it, block c - m * start of that
+  // part's m * weight. It is then no barrier: the ops that read one
   // sequence's rows wait for that part only.
   if (auto slice = dyn_cast<SliceOp>(op)) {
     int64_t chunks = slice.getChunks(), interleave = slice.getInterleave();
-    if (slice.getDim() != 0 || chunks % k != 0 ||
+    if (slice.getDim() != 0 || slice.getWeights() || chunks % units != 0 ||
         get(slice.getInput()).parts.empty() ||
         cutInterleave(slice.getInput()) != interleave)
       return false;
-    int64_t m = chunks / k, chunk = slice.getChunk();
-    Value part = partsOf(slice.getInput(), interleave, b)[chunk / m];
-    if (m > 1) {
+    int64_t m = chunks / units, chunk = slice.getChunk();
+    int64_t p = 0;
+    while (p + 1 < k && chunk >= m * starts[p + 1])
+      ++p;
+    Value part = partsOf(slice.getInput(), interleave, b)[p];
+    if (int64_t blocks = m * weights[p]; blocks > 1) {
       part = SliceOp::create(b, slice.getLoc(), slice.getType(), part, i64(0),
-                             i64(chunk % m), i64(m), i64(interleave));
+                             i64(chunk - m * starts[p]), i64(blocks),
+                             i64(interleave), DenseI64ArrayAttr());
       ++stats.slices;
     }
     Mapped &result = mapped[slice.getResult()];
@@ -272,15 +298,18 @@ bool Splitter::trySeeThrough(Operation *op, OpBuilder &b) {
     ++stats.seenThrough;
     return true;
   }
-  // A concat of a multiple m of k values along the rows: its part p is the
-  // concat of inputs p*m .. p*m+m-1 with the same interleave (the inputs
-  // themselves for m = 1), so that its row users need not wait for all of
-  // them.
+  // A concat of a multiple m of `units` equal values along the rows: its
+  // part p is the concat of the m * weight inputs from m * start on with the
+  // same interleave (the input itself for one), so that its row users need
+  // not wait for all of them.
   auto concat = dyn_cast<ConcatOp>(op);
   if (!concat || concat.getDim() != 0)
     return false;
   int64_t n = concat.getInputs().size(), interleave = concat.getInterleave();
-  if (n % k != 0 || !canCutRows(concat.getType(), k, interleave))
+  if (n % units != 0 || !canCutRows(concat.getType(), units, interleave) ||
+      llvm::any_of(concat.getInputs(), [&](Value input) {
+        return input.getType() != concat.getInputs().front().getType();
+      }))
     return false;
   // Attention reads its operands whole: a concat that only attention reads
   // (the keys of a causal prefix, a sequence's tokens for its
@@ -289,20 +318,21 @@ bool Splitter::trySeeThrough(Operation *op, OpBuilder &b) {
         return isa<AttentionOp, AttentionGradOp>(user);
       }))
     return false;
-  int64_t m = n / k;
+  int64_t m = n / units;
   Mapped result;
   result.interleave = interleave;
   for (int64_t p = 0; p < k; ++p) {
     SmallVector<Value> inputs;
-    for (Value input : concat.getInputs().slice(p * m, m))
+    for (Value input : concat.getInputs().slice(m * starts[p], m * weights[p]))
       inputs.push_back(whole(input, b));
-    if (m == 1) {
+    if (inputs.size() == 1) {
       result.parts.push_back(inputs.front());
       continue;
     }
-    result.parts.push_back(ConcatOp::create(b, partLoc(concat.getLoc(), p),
-                                            scaleRows(concat.getType(), 1, k),
-                                            inputs, i64(0), i64(interleave)));
+    result.parts.push_back(
+        ConcatOp::create(b, partLoc(concat.getLoc(), p),
+                         scaleRows(concat.getType(), weights[p], units), inputs,
+                         i64(0), i64(interleave)));
     ++stats.assemblies;
   }
   mapped[concat.getResult()] = std::move(result);
@@ -580,25 +610,140 @@ static std::string notSplittable(func::FuncOp func) {
   return "";
 }
 
-/// Splits `func`'s body into `parts` and orders it.
-static BatchSplitResult rewrite(func::FuncOp func, int64_t parts,
+/// Splits `func`'s body into parts of `weights` and orders it.
+static BatchSplitResult rewrite(func::FuncOp func, ArrayRef<int64_t> weights,
                                 OpTimer &timer) {
-  Splitter splitter(func.getBody().front(), parts);
+  Splitter splitter(func.getBody().front(), weights);
   splitter.run();
+  int64_t parts = weights.size();
   listSchedule(func.getBody().front(), timer, parts);
   splitter.stats.parts = parts;
+  splitter.stats.weights.assign(weights.begin(), weights.end());
   return splitter.stats;
 }
 
-/// Whether any op of `block` could be cut into `parts`.
-static bool anySplittable(Block &block, int64_t parts) {
+/// The row-local ops of `block` whose row operands divide into `units`.
+static unsigned countSplittable(Block &block, int64_t units) {
+  unsigned n = 0;
   for (Operation &op : block)
     if (std::optional<RowSplitRule> rule = getRowSplitRule(&op))
       if (llvm::all_of(rule->rowOperands, [&](unsigned i) {
-            return canCutRows(op.getOperand(i).getType(), parts, 1);
+            return canCutRows(op.getOperand(i).getType(), units, 1);
           }))
-        return true;
-  return false;
+        ++n;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Wave-aware part sizes
+//===----------------------------------------------------------------------===//
+
+/// The units uneven parts are made of: the blocks of the program's row
+/// slices (its sequences or causal segments, `slice dim 0 chunk c of n`),
+/// so that every part holds whole ones and their attention runs on one
+/// part; `fine` where the program has none (its rows are cut freely).
+static int64_t layoutUnits(Block &block, int64_t fine) {
+  int64_t units = 0;
+  for (auto slice : block.getOps<SliceOp>())
+    if (slice.getDim() == 0 && !slice.getWeights() && slice.getChunks() > 1)
+      units = units ? std::lcm(units, int64_t(slice.getChunks()))
+                    : int64_t(slice.getChunks());
+  return units ? units : fine;
+}
+
+/// Every way to write `units` as `k` positive weights, at most `limit`.
+static void compositions(int64_t units, int64_t k, size_t limit,
+                         SmallVectorImpl<SmallVector<int64_t>> &out) {
+  SmallVector<int64_t> w;
+  std::function<void(int64_t)> rec = [&](int64_t left) {
+    if (out.size() >= limit)
+      return;
+    if (int64_t(w.size()) == k - 1) {
+      w.push_back(left);
+      out.push_back(w);
+      w.pop_back();
+      return;
+    }
+    for (int64_t x = 1; x <= left - (k - 1 - int64_t(w.size())); ++x) {
+      w.push_back(x);
+      rec(left - x);
+      w.pop_back();
+    }
+  };
+  rec(units);
+}
+
+/// The time of `block`'s row-local GEMMs (fprop and dgrad: the ops whose
+/// rows the parts divide) cut into parts of `weights`, each part on the SMs
+/// a native collective beside it leaves free: what wave quantisation
+/// costs a split of these sizes. Infinity where a GEMM cannot be priced.
+static double partGemmUs(Block &block, ArrayRef<int64_t> weights,
+                         const CostModel &model) {
+  int64_t units = 0;
+  for (int64_t w : weights)
+    units += w;
+  int64_t freeSms =
+      std::max<int64_t>(1, model.gpu().smCount - model.gpu().collectiveSms);
+  double total = 0;
+  for (auto mm : block.getOps<MatmulOp>()) {
+    if (mm.getTransposeLhs() || !canCutRows(mm.getLhs().getType(), units, 1))
+      continue;
+    ComputeCostInputs whole = ComputeCostInputs::of(mm);
+    if (!whole.gemmShape)
+      continue;
+    for (int64_t w : weights) {
+      ComputeCostInputs part = whole;
+      part.gemmShape->m = whole.gemmShape->m / units * w;
+      part.flops = whole.flops / units * w;
+      part.bytes = whole.bytes / units * w;
+      std::string error;
+      std::optional<ComputeEstimate> e = model.compute(part, error, freeSms);
+      if (!e)
+        return std::numeric_limits<double>::infinity();
+      total += e->timeUs;
+    }
+  }
+  return total;
+}
+
+/// The uneven parts (whole layout units) whose GEMMs fill the waves best,
+/// if they beat equal parts: `k` parts of `units`.
+static std::optional<SmallVector<int64_t>>
+waveAwareWeights(Block &block, int64_t k, int64_t units, const CostModel &model,
+                 double &unevenUs, double &evenUs) {
+  if (units <= k || units % k != 0)
+    return std::nullopt;
+  SmallVector<SmallVector<int64_t>> all;
+  compositions(units, k, /*limit=*/512, all);
+  SmallVector<int64_t> equal(k, units / k);
+  evenUs = partGemmUs(block, equal, model);
+  std::optional<SmallVector<int64_t>> best;
+  unevenUs = std::numeric_limits<double>::infinity();
+  for (const SmallVector<int64_t> &w : all) {
+    // Near-equal parts only (half to one and a half of an equal share):
+    // the parts hide each other's collectives, which lopsided ones do not;
+    // the simulation judges the one chosen here.
+    if (w == equal || llvm::any_of(w, [&](int64_t x) {
+          return 2 * x * k < units || 2 * x * k > 3 * units;
+        }))
+      continue;
+    double us = partGemmUs(block, w, model);
+    if (us < unevenUs) {
+      unevenUs = us;
+      best = w;
+    }
+  }
+  if (!best || !(unevenUs < evenUs * (1 - 1e-6)))
+    return std::nullopt;
+  return best;
+}
+
+/// "[1, 3]".
+static std::string weightsText(ArrayRef<int64_t> weights) {
+  std::string text = "[";
+  for (auto [i, w] : llvm::enumerate(weights))
+    text += (i ? ", " : "") + std::to_string(w);
+  return text + "]";
 }
 
 FailureOr<BatchSplitResult>
@@ -606,23 +751,49 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
                          const BatchSplitOptions &options) {
   BatchSplitResult result;
   result.notApplicable = notSplittable(func);
-  if (!result.notApplicable.empty() || options.parts == 1) {
-    if (options.remarks && options.parts != 1)
+  // Forced weights in lowest terms ([2, 2] is two equal parts): the fewer
+  // units, the more layouts they divide.
+  SmallVector<int64_t> forcedWeights(options.weights);
+  if (!forcedWeights.empty()) {
+    int64_t g = 0;
+    for (int64_t w : forcedWeights)
+      g = std::gcd(g, w);
+    for (int64_t &w : forcedWeights)
+      w /= g;
+    if (llvm::all_of(forcedWeights, [](int64_t w) { return w == 1; }))
+      forcedWeights.clear();
+  }
+  int64_t forcedParts =
+      options.weights.empty() ? options.parts : int64_t(options.weights.size());
+  if (!result.notApplicable.empty() || forcedParts == 1) {
+    if (options.remarks && forcedParts != 1)
       options.remarks->remark(func.getLoc())
           << "batch split: '@" << func.getSymName()
           << "' left alone: " << result.notApplicable;
     return result;
   }
+  Block &input = func.getBody().front();
+  int64_t forcedUnits = 0;
+  for (int64_t w : forcedWeights)
+    forcedUnits += w;
   SmallVector<int64_t> counts;
-  if (options.parts > 1)
-    counts.push_back(options.parts);
-  else
+  if (forcedParts > 1) {
+    if (countSplittable(input,
+                        forcedWeights.empty() ? forcedParts : forcedUnits) > 0)
+      counts.push_back(forcedParts);
+  } else {
     for (int64_t k : kSplitPartCandidates)
-      if (anySplittable(func.getBody().front(), k))
+      if (countSplittable(input, k) > 0)
         counts.push_back(k);
+  }
   if (counts.empty()) {
-    result.notApplicable = "no row-local op has rows that divide into " +
-                           std::to_string(kSplitPartCandidates[0]) + " parts";
+    result.notApplicable =
+        "no row-local op has rows that divide into " +
+        (forcedWeights.empty()
+             ? std::to_string(forcedParts > 1 ? forcedParts
+                                              : kSplitPartCandidates[0]) +
+                   " parts"
+             : "parts of weights " + weightsText(forcedWeights));
     if (options.remarks)
       options.remarks->remark(func.getLoc())
           << "batch split: '@" << func.getSymName()
@@ -633,18 +804,57 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
   // Causal attention over a whole sequence (not a slice of one, not a
   // causal segment): a barrier between the parts whatever the split.
   unsigned wholeSequenceAttentions = 0;
-  for (Operation &op : func.getBody().front())
+  for (Operation &op : input)
     if (auto attention = dyn_cast<AttentionOp>(op);
         attention && attention.getCausal() && !attention.getQueries() &&
         !attention.getQkv().getDefiningOp<SliceOp>())
       ++wholeSequenceAttentions;
 
   const CostModel &model = timer.costModel();
-  MemoryBudget guard(func.getBody().front(), options.memoryBudget);
+
+  // The candidates: equal parts of every count, and for 2 and 4 parts the
+  // uneven sizes (whole units of the layout) whose GEMMs fill the waves
+  // best on the SMs a collective leaves free, where those beat equal parts
+  // (TokenWeave's idea; the simulation below decides).
+  struct Try {
+    SmallVector<int64_t> weights; ///< One each: equal parts.
+    bool reordered = false;
+  };
+  SmallVector<Try> tries;
+  if (forcedParts <= 1)
+    tries.push_back({{1}, true});
+  std::string waveNote;
+  for (int64_t k : counts) {
+    if (!forcedWeights.empty()) {
+      tries.push_back({forcedWeights, false});
+      continue;
+    }
+    tries.push_back({SmallVector<int64_t>(k, 1), false});
+    if (forcedParts > 1 || k > 4 || !options.waveAware)
+      continue;
+    int64_t units = layoutUnits(input, /*fine=*/4 * k);
+    // Uneven parts must not leave an op whole that equal parts split.
+    if (countSplittable(input, units) < countSplittable(input, k))
+      continue;
+    double unevenUs = 0, evenUs = 0;
+    if (std::optional<SmallVector<int64_t>> w =
+            waveAwareWeights(input, k, units, model, unevenUs, evenUs)) {
+      tries.push_back({*w, false});
+      waveNote +=
+          llvm::formatv("; parts {0} of {1} units fill the GEMM "
+                        "waves better than equal parts (row-local "
+                        "GEMMs {2} against {3})",
+                        weightsText(*w), units, us(unevenUs), us(evenUs))
+              .str();
+    }
+  }
+
+  MemoryBudget guard(input, options.memoryBudget);
   // Each candidate (and the input, k = 1) is built in the function itself
   // from a saved copy of its body (no symbol is inserted: `auto` runs this
   // on several candidates in parallel), judged after async collectives and
-  // bulk overlap, the phases every strategy runs next.
+  // bulk overlap, the phases every strategy runs next (and the copy-engine
+  // assignment when the strategy has it).
   Region saved;
   {
     IRMapping mapping;
@@ -656,24 +866,26 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     saved.cloneInto(&body, mapping);
     func.getBody().takeBody(body);
   };
-  // A candidate: k parts, or (k = 1, `reordered`) the input's own
-  // independent chains (micro-batches) interleaved by the list scheduler.
-  auto build = [&](int64_t k, bool reordered) -> BatchSplitResult {
-    if (k > 1)
-      return rewrite(func, k, timer);
-    if (reordered)
+  // A candidate: parts of `weights`, or (one part, `reordered`) the input's
+  // own independent chains (micro-batches) interleaved by the list
+  // scheduler.
+  auto build = [&](const Try &t) -> BatchSplitResult {
+    if (t.weights.size() > 1)
+      return rewrite(func, t.weights, timer);
+    if (t.reordered)
       listSchedule(func.getBody().front(), timer, 1);
     BatchSplitResult r;
-    r.reordered = reordered;
+    r.reordered = t.reordered;
     return r;
   };
-  auto judge = [&](int64_t k,
-                   bool reordered) -> FailureOr<BatchSplitCandidate> {
+  auto judge = [&](const Try &t) -> FailureOr<BatchSplitCandidate> {
     restore();
     BatchSplitCandidate c;
-    c.parts = k;
-    c.reordered = reordered;
-    build(k, reordered);
+    c.parts = t.weights.size();
+    if (llvm::any_of(t.weights, [&](int64_t w) { return w != t.weights[0]; }))
+      c.weights = t.weights;
+    c.reordered = t.reordered;
+    build(t);
     if (std::optional<int64_t> over = guard.exceeded(func.getBody().front())) {
       c.overBudget = true;
       c.peakBytes = *over;
@@ -683,6 +895,12 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     bulk.maxInFlight = options.maxInFlight;
     bulk.memoryBudget = options.memoryBudget;
     bulkOverlap(func, timer, bulk);
+    if (options.copyEngines) {
+      CopyEngineOptions ce;
+      ce.memoryBudget = options.memoryBudget;
+      if (failed(assignCopyEngines(func, model, ce)))
+        return failure();
+    }
     FailureOr<SimulationReport> report =
         simulateFunction(func, model, /*spanOnly=*/true);
     if (failed(report))
@@ -692,46 +910,55 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
   };
   llvm::scope_exit restoreOnExit(restore);
 
-  FailureOr<BatchSplitCandidate> unsplit = judge(1, false);
+  FailureOr<BatchSplitCandidate> unsplit = judge({{1}, false});
   if (failed(unsplit))
     return failure();
   result.candidates.push_back(*unsplit);
-  SmallVector<std::pair<int64_t, bool>> tries;
-  if (options.parts == 0)
-    tries.push_back({1, true});
-  for (int64_t k : counts)
-    tries.push_back({k, true});
-  for (auto [k, reordered] : tries) {
-    FailureOr<BatchSplitCandidate> c = judge(k, reordered);
+  for (const Try &t : tries) {
+    FailureOr<BatchSplitCandidate> c = judge(t);
     if (failed(c))
       return failure();
     result.candidates.push_back(*c);
   }
   const BatchSplitCandidate *best = &result.candidates.front();
-  // A forced part count is applied (within the budget); otherwise the
-  // fastest candidate within the budget.
+  // A forced split is applied (within the budget); otherwise the fastest
+  // candidate within the budget.
   for (const BatchSplitCandidate &c : result.candidates)
     if (!c.overBudget &&
-        (options.parts > 1 ? c.parts == options.parts
-                           : c.spanUs < best->spanUs * (1 - 1e-9)))
+        (forcedParts > 1 ? c.parts == forcedParts
+                         : c.spanUs < best->spanUs * (1 - 1e-9)))
       best = &c;
 
   int64_t chosen = best->parts;
+  Try applied{best->weights.empty() ? SmallVector<int64_t>(chosen, 1)
+                                    : best->weights,
+              best->reordered};
   restoreOnExit.release();
   restore();
   {
-    BatchSplitResult applied = build(chosen, best->reordered);
-    applied.candidates = std::move(result.candidates);
-    result = std::move(applied);
+    BatchSplitResult r = build(applied);
+    r.candidates = std::move(result.candidates);
+    result = std::move(r);
   }
   if (!options.remarks)
     return result;
 
+  auto describeCandidate = [](const BatchSplitCandidate &c) {
+    if (c.parts == 1)
+      return std::string(c.reordered ? "1 part reordered" : "1 part");
+    if (!c.weights.empty())
+      return std::to_string(c.parts) + " parts " + weightsText(c.weights);
+    return std::to_string(c.parts) + " parts";
+  };
   Diagnostic &remark = options.remarks->remark(func.getLoc());
   remark << "batch split: '@" << func.getSymName() << "' ";
   if (result.parts > 1)
-    remark << "split into " << result.parts << " parts: " << result.splitOps
-           << " op(s) run as parts, " << result.barriers
+    remark << "split into " << result.parts << " parts"
+           << (best->weights.empty()
+                   ? std::string()
+                   : " of sizes " + weightsText(best->weights))
+           << ": " << result.splitOps << " op(s) run as parts, "
+           << result.barriers
            << " take assembled operands (not row-local: attention, opaque "
               "kernels, wgrad contractions), "
            << result.onParts
@@ -748,27 +975,28 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
   else if (result.reordered)
     remark << "left unsplit, its ops reordered by the list scheduler "
               "(independent chains such as micro-batches interleaved)";
-  else
+  else if (result.parts == 1)
     remark << "left unsplit";
   remark << "; predicted span with bulk overlap:";
   for (const BatchSplitCandidate &c : result.candidates) {
-    remark << " " << c.parts
-           << (c.parts > 1   ? " parts "
-               : c.reordered ? " part reordered "
-                             : " part ")
-           << us(c.spanUs);
+    remark << " " << describeCandidate(c) << " " << us(c.spanUs);
     if (c.overBudget)
       remark << " (peak " << c.peakBytes << " bytes, over the memory budget "
              << guard.budget() << ")";
     remark << ";";
   }
   remark << " chose " << chosen
+         << (best->weights.empty() ? std::string()
+                                   : " " + weightsText(best->weights))
          << (best->reordered && chosen == 1 ? " reordered" : "");
   if (chosen == 1 && !best->reordered)
-    remark << (options.parts > 1 ? " (the split is over the memory budget)"
-                                 : " (no split is faster)");
-  else if (options.parts > 1)
-    remark << " (parts=" << options.parts << ")";
+    remark << (forcedParts > 1 ? " (the split is over the memory budget)"
+                               : " (no split is faster)");
+  else if (!forcedWeights.empty())
+    remark << " (weights=" << weightsText(options.weights) << ")";
+  else if (forcedParts > 1)
+    remark << " (parts=" << forcedParts << ")";
+  remark << waveNote;
   if (wholeSequenceAttentions > 0)
     remark << "; " << wholeSequenceAttentions
            << " causal attention(s) over a whole sequence stay barriers "

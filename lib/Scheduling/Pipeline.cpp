@@ -430,9 +430,9 @@ static Rewrite applyAllGather(AllGatherOp ag, MatmulOp mm, Operation *firstUser,
     // wait behind the previous chunk's GEMM for its input.
     SmallVector<Value> pieces;
     for (int64_t j = 0; j < n; ++j)
-      pieces.push_back(
-          SliceOp::create(b, loc, withRows(shardType, rowsPerRank / n),
-                          ag.getInput(), i64(0), i64(j), i64(n), i64(1)));
+      pieces.push_back(SliceOp::create(
+          b, loc, withRows(shardType, rowsPerRank / n), ag.getInput(), i64(0),
+          i64(j), i64(n), i64(1), DenseI64ArrayAttr()));
     for (int64_t j = 0; j < n; ++j) {
       Operation *chunkAg = b.clone(*ag);
       chunkAg->setOperand(0, pieces[j]);
@@ -483,7 +483,7 @@ static Rewrite applyReduceScatter(ReduceScatterOp rs, MatmulOp mm, int64_t n,
   for (int64_t j = 0; j < n; ++j)
     lhsChunks.push_back(SliceOp::create(b, loc, withRows(lhsType, rows / n),
                                         mm.getLhs(), i64(0), i64(j), i64(n),
-                                        i64(size)));
+                                        i64(size), DenseI64ArrayAttr()));
   for (int64_t j = 0; j < n; ++j) {
     Operation *product = b.clone(*mm);
     product->setOperand(0, lhsChunks[j]);

@@ -147,7 +147,7 @@ static std::optional<WgradSplit> splitWgradRows(MatmulOp wgrad) {
   SmallVector<Value> products;
   for (int64_t j = 0; j < 2; ++j) {
     auto slice = SliceOp::create(b, loc, halfLhs, wgrad.getLhs(), i64(dim),
-                                 i64(j), i64(2), i64(1));
+                                 i64(j), i64(2), i64(1), DenseI64ArrayAttr());
     split.slices.push_back(slice);
     auto product = cast<MatmulOp>(b.clone(*wgrad));
     product->setOperand(0, slice.getResult());

@@ -71,6 +71,8 @@ static void runBasePhases(func::FuncOp func, OpTimer &timer,
     BatchSplitOptions split;
     split.memoryBudget = options.memoryBudget;
     split.maxInFlight = options.maxInFlight;
+    split.waveAware = options.waveAwareParts;
+    split.copyEngines = options.copyEngines;
     split.remarks = remarks;
     // A candidate the simulator cannot run has its errors emitted; the
     // strategy's own simulation then fails the same way.

@@ -15,6 +15,7 @@
 #include "llvm/Support/ThreadPool.h"
 
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -93,8 +94,9 @@ public:
     size_t hash = lookup(value);
     for (const auto &[key, relayout] : *knownRelayouts)
       if (std::get<0>(key) == hash && std::get<2>(key) == 1) {
-        permuted[value] = PartInfo{llvm::hash_code(relayout.first), 0,
-                                   std::get<1>(key), relayout.second};
+        permuted[value] =
+            Permutation{llvm::hash_code(relayout.first),
+                        evenCut(std::get<1>(key), relayout.second)};
         return;
       }
   }
@@ -155,7 +157,7 @@ public:
         return std::nullopt;
       auto slice = mm.getLhs().getDefiningOp<SliceOp>();
       int64_t rowDim = mm.getTransposeLhs() ? 1 : 0;
-      if (!slice || int64_t(slice.getDim()) != rowDim ||
+      if (!slice || int64_t(slice.getDim()) != rowDim || slice.getWeights() ||
           int64_t(slice.getChunk()) != int64_t(j) ||
           int64_t(slice.getChunks()) != int64_t(concat.getInputs().size()) ||
           slice.getInterleave() != 1 || (source && slice.getInput() != source))
@@ -170,8 +172,7 @@ public:
     llvm::hash_code lhsHash = lookup(source), rhsHash = lookup(first.getRhs());
     auto l = permuted.find(source), r = permuted.find(first.getRhs());
     if (l != permuted.end() && r != permuted.end() &&
-        l->second.parts == r->second.parts &&
-        l->second.interleave == r->second.interleave) {
+        l->second.cut == r->second.cut) {
       lhsHash = l->second.whole;
       rhsHash = r->second.whole;
     }
@@ -262,8 +263,9 @@ public:
         break;
       }
       auto slice = collective.getInput().getDefiningOp<SliceOp>();
-      if (!slice || slice.getDim() != 0 || slice.getChunk() != j ||
-          int64_t(slice.getChunks()) != n || slice.getInterleave() != 1 ||
+      if (!slice || slice.getDim() != 0 || slice.getWeights() ||
+          slice.getChunk() != j || int64_t(slice.getChunks()) != n ||
+          slice.getInterleave() != 1 ||
           (source && slice.getInput() != source) ||
           (group && collective.getGroupAttr() != group)) {
         gathers = false;
@@ -297,8 +299,8 @@ public:
         return std::nullopt;
       auto slice = mm.getLhs().getDefiningOp<SliceOp>();
       int64_t size = groupSize(collective.getGroupAttr());
-      if (!slice || slice.getDim() != 0 || slice.getChunk() != j ||
-          int64_t(slice.getChunks()) != n ||
+      if (!slice || slice.getDim() != 0 || slice.getWeights() ||
+          slice.getChunk() != j || int64_t(slice.getChunks()) != n ||
           int64_t(slice.getInterleave()) != size ||
           (rows && slice.getInput() != rows))
         return std::nullopt;
@@ -317,27 +319,96 @@ public:
                      {mmHash}, resultType);
   }
 
-  /// A part of rows (RowSplit.h): which whole value, which part of how
-  /// many, cut with which interleave.
+  /// A part of rows (RowSplit.h): which whole value, which units
+  /// [begin, end) of `parts` equal units of every one of `interleave`
+  /// groups (an equal part p of k is [p, p+1) of k; a part of uneven
+  /// weights spans its weights' units). Kept in lowest terms (normalize), so
+  /// that one range has one description however it was cut.
   struct PartInfo {
     llvm::hash_code whole;
-    int64_t part, parts, interleave;
+    int64_t begin, end, parts, interleave;
   };
-  /// A sum of some of the parts of a value that sums over rows.
+  /// A sum of some of the parts of a value that sums over rows: `mask` has
+  /// bit u for each of `parts` units summed.
   struct PartialInfo {
     llvm::hash_code whole;
     uint64_t mask;
     int64_t parts;
   };
-  /// Whether `a` and `b` are parts of one value cut the same way.
+  /// Rows permuted: a concat (interleave 1) of every part of `whole` cut
+  /// as `cut` describes (cutHash).
+  struct Permutation {
+    llvm::hash_code whole, cut;
+  };
+  static PartInfo normalize(PartInfo p) {
+    int64_t g = std::gcd(std::gcd(p.begin, p.end), p.parts);
+    if (g > 1) {
+      p.begin /= g;
+      p.end /= g;
+      p.parts /= g;
+    }
+    return p;
+  }
+  /// `p` in units of `parts` (a multiple of p.parts).
+  static PartInfo rescaled(PartInfo p, int64_t parts) {
+    int64_t f = parts / p.parts;
+    return PartInfo{p.whole, p.begin * f, p.end * f, parts, p.interleave};
+  }
+  /// The same units of one value cut with one interleave.
+  static bool sameCut(const PartInfo &a, const PartInfo &b) {
+    return a.whole == b.whole && a.begin == b.begin && a.end == b.end &&
+           a.parts == b.parts && a.interleave == b.interleave;
+  }
+  /// Whether `a` and `b` are parts of one value cut with one interleave.
   static bool sameValueCut(const PartInfo &a, const PartInfo &b) {
-    return a.whole == b.whole && a.parts == b.parts &&
-           a.interleave == b.interleave;
+    return a.whole == b.whole && a.interleave == b.interleave;
   }
   /// The hash of a value cut as `info` (also how slices hash).
   static llvm::hash_code partHash(const PartInfo &info) {
-    return llvm::hash_combine(llvm::StringRef("part"), info.whole, info.part,
-                              info.parts, info.interleave);
+    return llvm::hash_combine(llvm::StringRef("part"), info.whole, info.begin,
+                              info.end, info.parts, info.interleave);
+  }
+  /// A cut of the rows into blocks at `bounds` (units of `parts`, from 0 to
+  /// `parts`) with `interleave`, in lowest terms.
+  static llvm::hash_code cutHash(ArrayRef<int64_t> bounds, int64_t parts,
+                                 int64_t interleave) {
+    int64_t g = parts;
+    for (int64_t x : bounds)
+      g = std::gcd(g, x);
+    llvm::hash_code hash =
+        llvm::hash_combine(llvm::StringRef("cut"), parts / g, interleave);
+    for (int64_t x : bounds)
+      hash = llvm::hash_combine(hash, x / g);
+    return hash;
+  }
+  static llvm::hash_code evenCut(int64_t parts, int64_t interleave) {
+    SmallVector<int64_t> bounds;
+    for (int64_t p = 0; p <= parts; ++p)
+      bounds.push_back(p);
+    return cutHash(bounds, parts, interleave);
+  }
+  /// The parts of `values` (each a part of one value cut with one
+  /// interleave, following each other from `first`'s begin), in the units
+  /// of their least common multiple; false where they are not.
+  bool consecutiveParts(ValueRange values, SmallVectorImpl<PartInfo> &out) {
+    out.clear();
+    int64_t units = 1;
+    for (Value v : values) {
+      auto it = partOf.find(v);
+      if (it == partOf.end() ||
+          (!out.empty() && !sameValueCut(it->second, out.front())))
+        return false;
+      units = std::lcm(units, it->second.parts);
+      if (units > (int64_t(1) << 20))
+        return false;
+      out.push_back(it->second);
+    }
+    for (PartInfo &p : out)
+      p = rescaled(p, units);
+    for (size_t j = 1; j < out.size(); ++j)
+      if (out[j].begin != out[j - 1].end)
+        return false;
+    return !out.empty();
   }
 
   /// Hashes `op` by the batch-split rules; false if none applies.
@@ -345,21 +416,28 @@ public:
     if (auto slice = dyn_cast<SliceOp>(op)) {
       if (slice.getDim() != 0)
         return false;
-      int64_t chunk = slice.getChunk(), chunks = slice.getChunks(),
-              interleave = slice.getInterleave();
-      PartInfo info{lookup(slice.getInput()), chunk, chunks, interleave};
-      // Block c of m of part p of K (the same interleave) is part p*m + c
-      // of K*m: the rows of each of the interleave's groups are K*m blocks.
+      int64_t units = slice.getWeightSum(), start = slice.getBlockStart(),
+              size = slice.getBlockUnits(), interleave = slice.getInterleave();
+      PartInfo info{lookup(slice.getInput()), start, start + size, units,
+                    interleave};
+      // Units [s, s+u) of W of part [b, e) of K (the same interleave) are
+      // units [b W + s (e-b), b W + (s+u) (e-b)) of K W: the part's rows of
+      // each of the interleave's groups are W units of (e-b) each.
       if (auto it = partOf.find(slice.getInput());
-          it != partOf.end() && it->second.interleave == interleave)
-        info = PartInfo{it->second.whole, it->second.part * chunks + chunk,
-                        it->second.parts * chunks, interleave};
+          it != partOf.end() && it->second.interleave == interleave) {
+        const PartInfo &outer = it->second;
+        int64_t span = outer.end - outer.begin;
+        info = PartInfo{outer.whole, outer.begin * units + start * span,
+                        outer.begin * units + (start + size) * span,
+                        outer.parts * units, interleave};
+      }
+      info = normalize(info);
       if (knownRelayouts)
         if (auto it = knownRelayouts->find(
                 {size_t(info.whole), info.parts, info.interleave});
             it != knownRelayouts->end())
-          info = PartInfo{llvm::hash_code(it->second.first), info.part,
-                          info.parts, it->second.second};
+          info = PartInfo{llvm::hash_code(it->second.first), info.begin,
+                          info.end, info.parts, it->second.second};
       partOf[slice.getResult()] = info;
       hashes[slice.getResult()] = partHash(info);
       return true;
@@ -390,8 +468,8 @@ public:
       if (it == partOf.end())
         return false;
       const PartInfo &p = it->second;
-      if (cut && (cut->part != p.part || cut->parts != p.parts ||
-                  cut->interleave != p.interleave))
+      if (cut && (cut->begin != p.begin || cut->end != p.end ||
+                  cut->parts != p.parts || cut->interleave != p.interleave))
         return false;
       cut = p;
     }
@@ -401,13 +479,20 @@ public:
         getResultInterleave(*rule, cut->interleave);
     if (!interleave || cut->parts > 64)
       return false;
-    // The unsplit op: row results have `parts` times the rows.
+    // The unsplit op: row results have parts / (end - begin) times the
+    // rows.
+    int64_t span = cut->end - cut->begin;
+    for (unsigned r : rule->rowResults)
+      if (cast<RankedTensorType>(resultTypes(op)[r]).getDimSize(0) *
+              cut->parts % span !=
+          0)
+        return false;
     llvm::hash_code opHash = llvm::hash_combine(
         canonicalName(op), semanticAttrs(op), op->getNumOperands());
     for (auto [r, type] : llvm::enumerate(resultTypes(op)))
       opHash = llvm::hash_combine(
           opHash, llvm::is_contained(rule->rowResults, unsigned(r))
-                      ? scaleRows(type, cut->parts, 1)
+                      ? scaleRows(type, cut->parts, span)
                       : type);
     for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
       opHash = llvm::hash_combine(
@@ -418,27 +503,32 @@ public:
       unsigned r = result.getResultNumber();
       llvm::hash_code whole = llvm::hash_combine(opHash, r);
       if (llvm::is_contained(rule->rowResults, r)) {
-        PartInfo info{whole, cut->part, cut->parts, *interleave};
+        PartInfo info{whole, cut->begin, cut->end, cut->parts, *interleave};
         partOf[result] = info;
         hashes[result] = partHash(info);
       } else if (llvm::is_contained(rule->partialResults, r)) {
-        PartialInfo info{whole, uint64_t(1) << cut->part, cut->parts};
+        uint64_t mask = 0;
+        for (int64_t u = cut->begin; u < cut->end; ++u)
+          mask |= uint64_t(1) << u;
+        PartialInfo info{whole, mask, cut->parts};
         partialOf[result] = info;
         hashes[result] = llvm::hash_combine(llvm::StringRef("partial"), whole,
                                             info.mask, info.parts);
       } else {
-        hashes[result] = llvm::hash_combine(llvm::StringRef("opaque-part"),
-                                            whole, cut->part);
+        hashes[result] =
+            llvm::hash_combine(llvm::StringRef("opaque-part"), whole,
+                               cut->begin, cut->end, cut->parts);
       }
     }
     return true;
   }
 
   /// An op that is not row-local (attention, an opaque kernel) whose
-  /// operands are all part p of one cut: part p of the op applied part by
-  /// part, a value defined as the concat of its k parts with the cut's
-  /// interleave. A sequence's attention in a program and in its split
-  /// hashes the same way, and so do the row users of the sequences' join.
+  /// operands are all the same part of one cut: that part of the op
+  /// applied part by part, a value defined as the concat of its parts with
+  /// the cut's interleave. A sequence's attention in a program and in its
+  /// split hashes the same way, and so do the row users of the sequences'
+  /// join.
   bool perPartHash(Operation *op) {
     if (isa<CollectiveOpInterface>(op) || op->getNumOperands() == 0 ||
         op->getNumResults() == 0)
@@ -448,7 +538,8 @@ public:
       auto it = partOf.find(operand);
       if (it == partOf.end() ||
           (cut &&
-           (cut->part != it->second.part || cut->parts != it->second.parts ||
+           (cut->begin != it->second.begin || cut->end != it->second.end ||
+            cut->parts != it->second.parts ||
             cut->interleave != it->second.interleave)))
         return false;
       cut = it->second;
@@ -462,7 +553,7 @@ public:
       opHash = llvm::hash_combine(opHash, partOf.find(operand)->second.whole);
     for (OpResult result : op->getResults()) {
       PartInfo info{llvm::hash_combine(opHash, result.getResultNumber()),
-                    cut->part, cut->parts, cut->interleave};
+                    cut->begin, cut->end, cut->parts, cut->interleave};
       partOf[result] = info;
       hashes[result] = partHash(info);
     }
@@ -470,10 +561,10 @@ public:
   }
 
   /// A causal split of one sequence (tandem-gen --segments): attention with
-  /// `queries(N)` over parts 0 .. g of one cut of a value X (part 0 itself,
-  /// or their concat along the rows in that order), N the rows of a part,
-  /// is part g of one whole: the causal attention over X's rows taken in
-  /// the order of its parts. Its parts then join (concatHash) like a
+  /// `queries(N)` over equal parts 0 .. g of one cut of a value X (part 0
+  /// itself, or their concat along the rows in that order), N the rows of a
+  /// part, is part g of one whole: the causal attention over X's rows taken
+  /// in the order of its parts. Its parts then join (concatHash) like a
   /// sequence's attention outputs. An attention without `queries` is per
   /// part (perPartHash): the IR says which of the two part 0 is.
   bool prefixAttentionHash(AttentionOp attention) {
@@ -483,65 +574,60 @@ public:
       leaves.append(concat.getInputs().begin(), concat.getInputs().end());
     else
       leaves.push_back(attention.getQkv());
-    std::optional<PartInfo> first;
-    for (auto [j, leaf] : llvm::enumerate(leaves)) {
-      auto it = partOf.find(leaf);
-      if (it == partOf.end() || it->second.part != int64_t(j) ||
-          (first && !sameValueCut(it->second, *first)))
-        return false;
-      if (!first)
-        first = it->second;
-    }
+    SmallVector<PartInfo> parts;
+    if (!consecutiveParts(leaves, parts) || parts.front().begin != 0)
+      return false;
+    // Equal parts: leaf j is part j of parts / size.
+    int64_t size = parts.front().end;
+    if (llvm::any_of(
+            parts, [&](const PartInfo &p) { return p.end - p.begin != size; }))
+      return false;
     auto lastRows =
         cast<RankedTensorType>(leaves.back().getType()).getDimSize(0);
-    if (!first || attention.getQueryRows() != lastRows)
+    if (attention.getQueryRows() != lastRows)
       return false;
-    llvm::hash_code whole = llvm::hash_combine(
-        llvm::StringRef("causal-prefix"), localKey(attention), first->whole,
-        first->parts, first->interleave);
-    PartInfo info{whole, int64_t(leaves.size()) - 1, first->parts,
-                  first->interleave};
+    const PartInfo &first = parts.front();
+    int64_t count = first.parts / size;
+    llvm::hash_code whole = llvm::hash_combine(llvm::StringRef("causal-prefix"),
+                                               localKey(attention), first.whole,
+                                               count, first.interleave);
+    PartInfo info =
+        normalize(PartInfo{whole, int64_t(leaves.size()) - 1,
+                           int64_t(leaves.size()), count, first.interleave});
     partOf[attention.getResult()] = info;
     hashes[attention.getResult()] = partHash(info);
     return true;
   }
 
-  /// A concat of every part of one value, in order: with the parts'
-  /// interleave it is that value; with interleave 1 (and another cut) it
-  /// is its rows permuted the same way for every value so cut. A concat of
-  /// n consecutive parts q*n .. q*n+n-1 of K, with their interleave, is
-  /// part q of K/n.
+  /// A concat of consecutive parts of one value: of every part with the
+  /// parts' interleave it is that value; with interleave 1 (and another
+  /// cut) it is its rows permuted by the cut (the parts' bounds); of some
+  /// of them, with their interleave, it is the part they span.
   bool concatHash(ConcatOp concat) {
     if (concat.getDim() != 0)
       return false;
-    int64_t n = concat.getInputs().size();
-    std::optional<PartInfo> first;
-    for (auto [j, input] : llvm::enumerate(concat.getInputs())) {
-      auto it = partOf.find(input);
-      if (it == partOf.end() ||
-          (first ? it->second.part != first->part + int64_t(j)
-                 : it->second.part % n != 0) ||
-          it->second.parts % n != 0 ||
-          (first && !sameValueCut(it->second, *first)))
-        return false;
-      if (!first)
-        first = it->second;
-    }
-    if (!first)
+    SmallVector<PartInfo> parts;
+    if (!consecutiveParts(concat.getInputs(), parts))
       return false;
-    if (first->parts != n) {
-      if (int64_t(concat.getInterleave()) != first->interleave)
+    const PartInfo &first = parts.front();
+    int64_t units = first.parts;
+    if (first.begin != 0 || parts.back().end != units) {
+      if (int64_t(concat.getInterleave()) != first.interleave)
         return false;
-      PartInfo info{first->whole, first->part / n, first->parts / n,
-                    first->interleave};
+      PartInfo info = normalize(PartInfo{
+          first.whole, first.begin, parts.back().end, units, first.interleave});
       partOf[concat.getResult()] = info;
       hashes[concat.getResult()] = partHash(info);
       return true;
     }
-    if (int64_t(concat.getInterleave()) == first->interleave) {
-      hashes[concat.getResult()] = first->whole;
+    if (int64_t(concat.getInterleave()) == first.interleave) {
+      hashes[concat.getResult()] = first.whole;
       return true;
     }
+    bool equal = llvm::all_of(parts, [&](const PartInfo &p) {
+      return (p.end - p.begin) * int64_t(parts.size()) == units;
+    });
+    int64_t n = parts.size();
     if (concat.getInterleave() != 1) {
       // A relayout: hashed as any op, and remembered (see Relayouts).
       llvm::hash_code hash = localKey(concat);
@@ -549,13 +635,18 @@ public:
         hash = llvm::hash_combine(hash, lookup(input));
       hash = llvm::hash_combine(hash, 0u);
       hashes[concat.getResult()] = hash;
-      relayouts[{size_t(first->whole), n, first->interleave}] = {
-          size_t(hash), int64_t(concat.getInterleave())};
+      if (equal)
+        relayouts[{size_t(first.whole), n, first.interleave}] = {
+            size_t(hash), int64_t(concat.getInterleave())};
       return true;
     }
-    permuted[concat.getResult()] = *first;
-    hashes[concat.getResult()] = llvm::hash_combine(
-        llvm::StringRef("permuted"), first->whole, n, first->interleave);
+    SmallVector<int64_t> bounds{0};
+    for (const PartInfo &p : parts)
+      bounds.push_back(p.end);
+    Permutation perm{first.whole, cutHash(bounds, units, first.interleave)};
+    permuted[concat.getResult()] = perm;
+    hashes[concat.getResult()] =
+        llvm::hash_combine(llvm::StringRef("permuted"), perm.whole, perm.cut);
     return true;
   }
 
@@ -565,8 +656,7 @@ public:
     auto l = permuted.find(op->getOperand(0));
     auto r = permuted.find(op->getOperand(1));
     if (l == permuted.end() || r == permuted.end() ||
-        l->second.parts != r->second.parts ||
-        l->second.interleave != r->second.interleave)
+        l->second.cut != r->second.cut)
       return false;
     llvm::hash_code opHash = localKey(op);
     opHash = llvm::hash_combine(opHash, l->second.whole);
@@ -575,18 +665,34 @@ public:
     return true;
   }
 
+  /// `mask` of `parts` units in units of `to` (a multiple of `parts`).
+  static uint64_t refined(uint64_t mask, int64_t parts, int64_t to) {
+    int64_t f = to / parts;
+    uint64_t out = 0;
+    for (int64_t u = 0; u < parts; ++u)
+      if (mask & (uint64_t(1) << u))
+        for (int64_t v = u * f; v < (u + 1) * f; ++v)
+          out |= uint64_t(1) << v;
+    return out;
+  }
+
   /// The sum of disjoint partials of one value; all of them are the value.
   bool partialSumHash(ElementwiseOp add) {
     auto a = partialOf.find(add.getInputs()[0]);
     auto b = partialOf.find(add.getInputs()[1]);
     if (a == partialOf.end() || b == partialOf.end() ||
-        a->second.whole != b->second.whole ||
-        a->second.parts != b->second.parts ||
-        (a->second.mask & b->second.mask) != 0)
+        a->second.whole != b->second.whole)
       return false;
-    PartialInfo sum{a->second.whole, a->second.mask | b->second.mask,
-                    a->second.parts};
-    if (sum.mask == (uint64_t(1) << sum.parts) - 1) {
+    int64_t units = std::lcm(a->second.parts, b->second.parts);
+    if (units > 64)
+      return false;
+    uint64_t am = refined(a->second.mask, a->second.parts, units);
+    uint64_t bm = refined(b->second.mask, b->second.parts, units);
+    if ((am & bm) != 0)
+      return false;
+    PartialInfo sum{a->second.whole, am | bm, units};
+    uint64_t all = units == 64 ? ~uint64_t(0) : (uint64_t(1) << units) - 1;
+    if (sum.mask == all) {
       hashes[add.getResult()] = sum.whole;
       return true;
     }
@@ -654,7 +760,7 @@ private:
   const Relayouts *knownRelayouts = nullptr;
   llvm::DenseMap<Value, llvm::hash_code> hashes;
   llvm::DenseMap<Value, PartInfo> partOf;
-  llvm::DenseMap<Value, PartInfo> permuted;
+  llvm::DenseMap<Value, Permutation> permuted;
   llvm::DenseMap<Value, PartialInfo> partialOf;
 };
 } // namespace

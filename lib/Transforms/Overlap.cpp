@@ -83,6 +83,7 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
     options.remarks = remarks ? &log : nullptr;
     options.relieveResidency = relieveResidency;
     options.copyEngines = copyEngines;
+    options.waveAwareParts = waveAwareParts;
 
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {

@@ -31,6 +31,25 @@ struct SplitBatchPass
                          << static_cast<int64_t>(parts);
       return signalPassFailure();
     }
+    if (!weights.empty()) {
+      if (int64_t(weights.size()) < 2 || int64_t(weights.size()) > kMaxChunks) {
+        module.emitError() << "weights needs 2 to " << kMaxChunks
+                           << " parts, got " << weights.size();
+        return signalPassFailure();
+      }
+      for (auto [i, w] : llvm::enumerate(weights))
+        if (w < 1 || w > kMaxChunkWeight) {
+          module.emitError() << "weight " << i << " (" << w
+                             << ") is outside [1, " << kMaxChunkWeight << "]";
+          return signalPassFailure();
+        }
+      if (parts != 0 && parts != int64_t(weights.size())) {
+        module.emitError() << "parts=" << static_cast<int64_t>(parts)
+                           << " disagrees with " << weights.size()
+                           << " weights";
+        return signalPassFailure();
+      }
+    }
     if (memoryBudget < 0 || maxInFlight < 0) {
       module.emitError() << "memory-budget and max-in-flight must not be "
                             "negative";
@@ -44,6 +63,8 @@ struct SplitBatchPass
     RemarkLog log;
     BatchSplitOptions options;
     options.parts = parts;
+    options.weights.assign(weights.begin(), weights.end());
+    options.waveAware = waveAwareParts;
     options.memoryBudget = memoryBudget;
     options.maxInFlight = maxInFlight;
     options.remarks = &log;

@@ -38,7 +38,16 @@ STRATEGIES=(none bulk reschedule pipeline pipeline+reschedule te-preset
 overlap_of() {
   case "$1" in
     auto+ce) echo "strategy=auto copy-engines=true" ;;
+    split-w*) echo "strategy=bulk" ;;
     *) echo "strategy=$1" ;;
+  esac
+}
+# Passes before tandem-overlap for strategy $1: split-wA-B-... forces
+# uneven parts of weights A, B, ... (tandem-split-batch weights=), then
+# bulk overlap.
+prepass_of() {
+  case "$1" in
+    split-w*) local w=${1#split-w}; echo "--tandem-split-batch=weights=${w//-/,}$cal_opt" ;;
   esac
 }
 # name | tandem-gen arguments | strategies | tandem-run flags | peer args
@@ -56,6 +65,10 @@ CASES=(
   # segment 1's attention attends to both), split-batch along them.
   "llama3-70b-tp8-s4096g2|--model llama3-70b --layers 2 --tp 8 --seq 4096 --segments 2|all|--emulate-fabric|"
   "llama3-8b-tp1-s2048g2|--model llama3-8b --layers 2 --tp 1 --seq 2048 --segments 2|none split auto||"
+  # GPT-3 TP=8 s2048 in 4 causal segments: equal halves (split) against
+  # uneven parts [1, 3] (split-w1-3: segment 0, then segments 1 .. 3),
+  # issue 15 item 2.
+  "gpt3-175b-tp8-s2048g4|--model gpt3-175b --layers 2 --tp 8 --seq 2048 --segments 4|none split split-w1-3 auto|--emulate-fabric|"
 )
 cal_opt=""
 [ -n "$CAL" ] && cal_opt=" calibration=$CAL"
@@ -70,7 +83,9 @@ for c in "${CASES[@]}"; do
     # shellcheck disable=SC2086
     "$BUILD/bin/tandem-gen" $gen --target h200 --topology switch > "$out/$name.mlir"
     for s in "${list[@]}"; do
-      "$BUILD/bin/tandem-opt" "$out/$name.mlir" \
+      pre=()
+      [ -n "$(prepass_of "$s")" ] && pre=("$(prepass_of "$s")")
+      "$BUILD/bin/tandem-opt" "$out/$name.mlir" "${pre[@]}" \
         --tandem-overlap="$(overlap_of "$s")$cal_opt" \
         --tandem-export-plan="file=$out/$name.$s.json$cal_opt" -o /dev/null \
         2>"$out/$name.$s.log" || { cat "$out/$name.$s.log" >&2; exit 1; }

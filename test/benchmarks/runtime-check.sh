@@ -109,6 +109,18 @@ if [ "$mode" = prepare ]; then
   "$opt" "$out/l8seg.mlir" --tandem-export-plan="file=$out/l8seg-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$out/l8seg.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
     --tandem-export-plan="file=$out/l8seg-split2.json" -o /dev/null 2>/dev/null
+  # Uneven parts (weights [1, 3]: segment 0, then segments 1 .. 3) of a
+  # sequence in 4 causal segments: emulated TP=8 and TP=1.
+  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 4096 \
+    --segments 4 -o "$out/l70seg4.mlir"
+  "$opt" "$out/l70seg4.mlir" --tandem-export-plan="file=$out/l70seg4-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l70seg4.mlir" --tandem-split-batch="weights=1,3" --tandem-overlap=strategy=reschedule \
+    --tandem-export-plan="file=$out/l70seg4-split13.json" -o /dev/null 2>/dev/null
+  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
+    --segments 4 -o "$out/l8seg4.mlir"
+  "$opt" "$out/l8seg4.mlir" --tandem-export-plan="file=$out/l8seg4-ref.json" -o /dev/null 2>/dev/null
+  "$opt" "$out/l8seg4.mlir" --tandem-split-batch="weights=1,3" --tandem-overlap=strategy=bulk \
+    --tandem-export-plan="file=$out/l8seg4-split13.json" -o /dev/null 2>/dev/null
   nc="$here/runtime/Inputs/single-rank-collectives.mlir"
   "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$nc" --tandem-overlap=strategy=bulk \
@@ -156,6 +168,10 @@ elif [ "$mode" = run ]; then
   done
   check "llama3-8b TP1 2 segs split2" "$run" "$out/l8seg-split2.json" \
     --check --reference "$out/l8seg-ref.json" --iters 3 --warmup 1
+  check "llama3-70b TP8 4 segs [1,3] emulated" "$run" "$out/l70seg4-split13.json" \
+    --emulate-fabric --check --reference "$out/l70seg4-ref.json" --iters 2 --warmup 1
+  check "llama3-8b TP1 4 segs [1,3]" "$run" "$out/l8seg4-split13.json" \
+    --check --reference "$out/l8seg4-ref.json" --iters 3 --warmup 1
   # On TP=1 a sequence's segments are its rows in token order: the
   # segmented step (prefix attention, token-order attention_grad) against
   # the plain step of the same model and sequence.

@@ -454,7 +454,8 @@ Value StepBuilder::unitRows(Value gathered, int64_t u, Location loc) {
   auto i64 = [&](int64_t x) { return builder.getI64IntegerAttr(x); };
   return SliceOp::create(
       builder, loc, tensor({config.seq / config.segments, type.getDimSize(1)}),
-      gathered, i64(0), i64(u), i64(units()), i64(sequenceInterleave()));
+      gathered, i64(0), i64(u), i64(units()), i64(sequenceInterleave()),
+      DenseI64ArrayAttr());
 }
 
 Value StepBuilder::joinUnits(ValueRange perUnit, Location loc) {
@@ -658,7 +659,7 @@ Value StepBuilder::backwardLayer(int64_t l, int64_t mb, Value dy,
             builder,
             name(l, "attn", "grad_seg" + suffix + ".g" + std::to_string(g), mb),
             tensor({unitSeq, qkvCols}), dqkvSeq, i64(0), i64(g), i64(segments),
-            i64(1)));
+            i64(1), DenseI64ArrayAttr()));
     }
     dqkv = joinUnits(perUnit, name(l, "attn", "grad_join", mb));
   }

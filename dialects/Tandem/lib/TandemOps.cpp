@@ -847,6 +847,43 @@ static LogicalResult verifySameButDim(Operation *op, RankedTensorType a,
   return success();
 }
 
+int64_t SliceOp::getWeightSum() {
+  std::optional<ArrayRef<int64_t>> weights = getWeights();
+  if (!weights)
+    return getChunks();
+  int64_t sum = 0;
+  for (int64_t w : *weights)
+    sum += w;
+  return sum;
+}
+
+int64_t SliceOp::getBlockStart() {
+  std::optional<ArrayRef<int64_t>> weights = getWeights();
+  if (!weights)
+    return getChunk();
+  int64_t start = 0;
+  for (int64_t w : weights->take_front(getChunk()))
+    start += w;
+  return start;
+}
+
+int64_t SliceOp::getBlockUnits() {
+  std::optional<ArrayRef<int64_t>> weights = getWeights();
+  return weights ? (*weights)[getChunk()] : 1;
+}
+
+bool SliceOp::isRowBlock(int64_t chunk, ArrayRef<int64_t> weights,
+                         int64_t interleave) {
+  if (getDim() != 0 || int64_t(getChunk()) != chunk ||
+      int64_t(getInterleave()) != interleave)
+    return false;
+  std::optional<ArrayRef<int64_t>> own = getWeights();
+  bool even = llvm::all_of(weights, [](int64_t w) { return w == 1; });
+  if (!own)
+    return even && int64_t(getChunks()) == int64_t(weights.size());
+  return *own == weights;
+}
+
 LogicalResult SliceOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType result = getResult().getType();
@@ -857,48 +894,71 @@ LogicalResult SliceOp::verify() {
   if (getChunk() >= uint64_t(chunks))
     return emitOpError("chunk ")
            << getChunk() << " is out of range for " << chunks << " chunks";
+  int64_t units = chunks;
+  if (std::optional<ArrayRef<int64_t>> weights = getWeights()) {
+    if (int64_t(weights->size()) != chunks)
+      return emitOpError("has ")
+             << weights->size() << " weight(s) for " << chunks << " chunks";
+    units = 0;
+    for (auto [j, w] : llvm::enumerate(*weights)) {
+      if (w < 1 || w > kMaxChunkWeight)
+        return emitOpError("weight ") << j << " (" << w << ") is outside [1, "
+                                      << kMaxChunkWeight << "]";
+      units += w;
+    }
+    if (units > kMaxWeightSum)
+      return emitOpError("weights sum to ")
+             << units << ", more than " << kMaxWeightSum;
+  }
   int64_t size = input.getShape()[getDim()];
-  // ODS bounds both factors (1024 chunks, 2^20 groups); the product is
-  // checked all the same, as every size product in the dialect is.
-  std::optional<int64_t> blocks = checkedProduct(chunks, groups);
+  // ODS bounds both factors (1024 chunks or 2^20 units, 2^20 groups); the
+  // product is checked all the same, as every size product in the dialect
+  // is.
+  std::optional<int64_t> blocks = checkedProduct(units, groups);
   if (!blocks || size % *blocks != 0)
     return emitOpError("dimension ")
            << getDim() << " (" << size << ") is not divisible by " << groups
-           << " group(s) x " << chunks << " chunks";
-  if (result.getShape()[getDim()] != size / chunks)
+           << " group(s) x " << units
+           << (getWeights() ? " weight units" : " chunks");
+  int64_t expected = size / units * getBlockUnits();
+  if (result.getShape()[getDim()] != expected)
     return emitOpError("result dimension ")
-           << getDim() << " must be " << size / chunks << ", got "
+           << getDim() << " must be " << expected << ", got "
            << result.getShape()[getDim()];
   return success();
 }
 
-/// Checks shared by the ops that assemble N equal inputs along `dim`, each
-/// split into `interleave` groups: equal input types, and the result the
-/// inputs' concatenation.
+/// Checks shared by the ops that assemble N inputs along `dim`, each split
+/// into `interleave` groups: inputs that differ at most along `dim` (not at
+/// all with `equalInputs`), and the result their concatenation.
 static LogicalResult verifyAssembly(Operation *op, ValueRange inputs,
                                     RankedTensorType result, int64_t dim,
-                                    int64_t interleave) {
+                                    int64_t interleave, bool equalInputs) {
   if (inputs.empty())
     return op->emitOpError("needs at least one input");
   auto first = cast<RankedTensorType>(inputs.front().getType());
-  for (Value v : inputs)
-    if (v.getType() != first)
-      return op->emitOpError("inputs must all have type ")
-             << first << ", got " << v.getType();
   if (failed(verifySameButDim(op, first, result, dim, "inputs and result")))
     return failure();
-  int64_t piece = first.getShape()[dim];
-  if (piece % interleave != 0)
-    return op->emitOpError("input dimension ")
-           << dim << " (" << piece << ") is not divisible by " << interleave
-           << " group(s)";
-  std::optional<int64_t> expectedOr =
-      checkedProduct(piece, int64_t(inputs.size()));
-  if (!expectedOr)
-    return op->emitOpError("result dimension ")
-           << dim << " would be " << inputs.size() << " x " << piece
-           << ", which overflows int64";
-  int64_t expected = *expectedOr;
+  int64_t expected = 0;
+  for (Value v : inputs) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (equalInputs && type != first)
+      return op->emitOpError("inputs must all have type ")
+             << first << ", got " << type;
+    if (failed(verifySameButDim(op, type, result, dim, "inputs and result")))
+      return failure();
+    int64_t piece = type.getShape()[dim];
+    if (piece % interleave != 0)
+      return op->emitOpError("input dimension ")
+             << dim << " (" << piece << ") is not divisible by " << interleave
+             << " group(s)";
+    std::optional<int64_t> sum = checkedSum(expected, piece);
+    if (!sum)
+      return op->emitOpError("result dimension ")
+             << dim << " would be the sum of " << inputs.size()
+             << " inputs, which overflows int64";
+    expected = *sum;
+  }
   if (result.getShape()[dim] != expected)
     return op->emitOpError("result dimension ")
            << dim << " must be " << expected << ", got "
@@ -908,12 +968,12 @@ static LogicalResult verifyAssembly(Operation *op, ValueRange inputs,
 
 LogicalResult ConcatOp::verify() {
   return verifyAssembly(*this, getInputs(), getResult().getType(), getDim(),
-                        getInterleave());
+                        getInterleave(), /*equalInputs=*/false);
 }
 
 LogicalResult RingConcatOp::verify() {
   return verifyAssembly(*this, getInputs(), getResult().getType(), getDim(),
-                        /*interleave=*/1);
+                        /*interleave=*/1, /*equalInputs=*/true);
 }
 
 LogicalResult RingConcatOp::verifySymbolUses(SymbolTableCollection &symbols) {

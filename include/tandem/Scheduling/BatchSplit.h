@@ -40,6 +40,17 @@ struct BatchSplitOptions {
   /// as micro-batches interleaved), by simulating each with bulk overlap;
   /// 1 leaves the function as it is.
   int64_t parts = 0;
+  /// Uneven parts forced: part p holds weights[p] of the weights' sum of
+  /// every group of rows (overrides `parts`; empty = not forced).
+  llvm::SmallVector<int64_t> weights;
+  /// With `parts` 0: also try, for 2 and 4 parts, the uneven parts whose
+  /// GEMMs fill the waves best where they beat equal parts.
+  bool waveAware = true;
+  /// Judge every candidate with its collectives moved to the copy engines
+  /// where that pays (assignCopyEngines), as a strategy with copy engines
+  /// runs them next: a split that suits SM collectives may not suit copy
+  /// engines.
+  bool copyEngines = false;
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
   int64_t maxInFlight = 0;  ///< Bulk overlap's (0: no limit).
   /// Where the decision is explained (null: not explained).
@@ -48,6 +59,8 @@ struct BatchSplitOptions {
 
 struct BatchSplitCandidate {
   int64_t parts = 1;
+  /// Uneven parts' sizes (empty: equal parts).
+  llvm::SmallVector<int64_t> weights;
   /// With one part: the input reordered by the list scheduler, which
   /// interleaves its independent chains (micro-batches).
   bool reordered = false;
@@ -58,6 +71,8 @@ struct BatchSplitCandidate {
 
 struct BatchSplitResult {
   int64_t parts = 1; ///< Applied; 1 = left unsplit.
+  /// The applied parts' weights (one each for equal parts).
+  llvm::SmallVector<int64_t> weights;
   /// Applied with one part: the input's ops reordered by the list
   /// scheduler (micro-batches interleaved).
   bool reordered = false;

@@ -76,6 +76,9 @@ struct OverlapOptions {
   /// emulates copy-engine collectives on one GPU but does not yet run them
   /// across GPUs (docs/passes/copy-engines.md).
   bool copyEngines = false;
+  /// The split strategies also try uneven parts sized to fill GEMM waves
+  /// (BatchSplitOptions::waveAware).
+  bool waveAwareParts = true;
 };
 
 /// Keeps apart the pairs a diagnosis found harmful (avoidHarmfulOverlaps),

@@ -248,8 +248,11 @@ def TandemSplitBatch : Pass<"tandem-split-batch", "::mlir::ModuleOp"> {
     weight gradient are added up. A list scheduler over the cost model then
     orders the parts. With `parts=0` (default) the part count is chosen
     among 2, 4 and 8 by simulating each candidate (and the unsplit input)
-    after tandem-async-collectives and tandem-bulk-overlap; a remark gives
-    every candidate's predicted span. A candidate over `memory-budget` is
+    after tandem-async-collectives and tandem-bulk-overlap; for 2 and 4
+    parts, uneven parts whose GEMMs fill whole waves on the SMs a
+    collective leaves free (whole sequences or causal segments of the
+    layout) are a candidate too where they beat equal parts. `weights`
+    forces uneven parts. A remark gives every candidate's predicted span. A candidate over `memory-budget` is
     never chosen. Run before tandem-async-collectives: the function must
     have only blocking collectives and no schedule attributes (otherwise a
     remark says why it was left alone). The result computes the same values;
@@ -258,6 +261,12 @@ def TandemSplitBatch : Pass<"tandem-split-batch", "::mlir::ModuleOp"> {
   let options = !listconcat([
     Option<"parts", "parts", "int64_t", "0",
            "Parts (0 = choose among 2, 4, 8 by simulation; 1 = no split)">,
+    ListOption<"weights", "weights", "int64_t",
+               "Uneven parts: part p holds weights[p] of their sum of the "
+               "rows (overrides parts; each in [1, 1024], at most 1024)">,
+    Option<"waveAwareParts", "wave-aware-parts", "bool", "true",
+           "With parts=0, also try uneven parts (whole units of the "
+           "layout) whose GEMMs fill the waves better than equal parts">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Peak-memory limit in bytes (0 = none)">,
     Option<"maxInFlight", "max-in-flight", "int64_t", "0",
@@ -369,6 +378,9 @@ def TandemOverlap : Pass<"tandem-overlap", "::mlir::ModuleOp"> {
            "Let every strategy but none move all-gathers and "
            "reduce-scatters to the copy engines where the simulated step "
            "gets shorter (tandem-copy-engines)">,
+    Option<"waveAwareParts", "wave-aware-parts", "bool", "true",
+           "Let the split strategies try uneven parts sized to fill GEMM "
+           "waves (tandem-split-batch wave-aware-parts)">,
     Option<"diagnosisPath", "diagnosis", "std::string", "\"\"",
            "tandem-diagnose --json report of a measured run: keep its "
            "harmful overlaps apart, take its measured durations">,

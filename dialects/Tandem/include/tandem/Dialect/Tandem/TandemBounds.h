@@ -47,6 +47,10 @@ inline std::optional<int64_t> checkedSum(int64_t a, int64_t b) {
 /// Most chunks a tandem.slice splits a tensor into (a pipeline's depth).
 /// TandemOps.td states the same number (IntMaxValue) on `chunks`.
 constexpr int64_t kMaxChunks = 1024;
+/// Largest weight of one tandem.slice block, and largest sum of a slice's
+/// weights (its units per group).
+constexpr int64_t kMaxChunkWeight = 1024;
+constexpr int64_t kMaxWeightSum = int64_t(1) << 20;
 /// Most ranks in a process group, and most links per GPU; also the largest
 /// `interleave` of tandem.slice / tandem.concat (it is a group size).
 /// TandemOps.td states the same number on `size`, `links_per_gpu` and

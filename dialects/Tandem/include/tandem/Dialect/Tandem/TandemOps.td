@@ -312,6 +312,12 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
     feeds a reduce-scatter uses `interleave` = group size: chunk `j` then
     holds the rows that every rank's shard `j` reduces.
 
+    With `weights` (one positive integer per chunk, summing to `W`) the
+    blocks are uneven: each group of extent `G` is `W` units of `G / W`, and
+    block `j` is `weights[j]` units after the units of blocks `0 .. j-1`.
+    Batch splitting cuts uneven parts this way (a wave-aware or balanced
+    split of a layer's tokens).
+
     With `dim = 0` and `interleave = 1` the chunk is contiguous rows: a view
     that moves no bytes (`isView()`). Otherwise (other dimensions, or
     interleaved groups, which are strided) it is a copy of the result.
@@ -319,14 +325,28 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
     Bounds (TandemBounds.h): `chunks` in [1, 1024] (a pipeline's depth),
     `interleave` in [1, 2^20] (a group size).
 
+    Bounds (TandemBounds.h): `weights` each in [1, 1024], their sum in
+    [1, 2^20].
+
     ```mlir
     %c = tandem.slice %a dim 0 chunk 1 of 4 interleave 8
         : tensor<2048x1024xbf16> -> tensor<512x1024xbf16>
+    %d = tandem.slice %a dim 0 chunk 1 of 2 weights [1, 3] interleave 8
+        : tensor<2048x1024xbf16> -> tensor<1536x1024xbf16>
     ```
   }];
   let extraClassDeclaration = [{
     /// Contiguous rows of the input: no data moves (getLayoutBytes).
     bool isView() { return getDim() == 0 && getInterleave() == 1; }
+    /// Units per group: the weights' sum (`chunks` without weights).
+    int64_t getWeightSum();
+    /// Units of the groups before block `chunk`, and in block `chunk`.
+    int64_t getBlockStart();
+    int64_t getBlockUnits();
+    /// Whether this is block `chunk` of `weights` (one each when empty) of
+    /// `interleave` groups along dim 0.
+    bool isRowBlock(int64_t chunk, llvm::ArrayRef<int64_t> weights,
+                    int64_t interleave);
   }];
   let arguments = (ins Tandem_AnyTensor:$input,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
@@ -335,12 +355,13 @@ def Tandem_SliceOp : Tandem_ComputeOp<"slice",
                                           IntMaxValue<1024>]>:$chunks,
                    DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>,
                                                   IntMaxValue<1048576>]>,
-                                     "1">:$interleave);
+                                     "1">:$interleave,
+                   OptionalAttr<DenseI64ArrayAttr>:$weights);
   let results = (outs Tandem_AnyTensor:$result);
   let assemblyFormat = [{
     $input `dim` $dim `chunk` $chunk `of` $chunks
-    (`interleave` $interleave^)? attr-dict `:` type($input) `->`
-    type($result)
+    (`weights` $weights^)? (`interleave` $interleave^)? attr-dict `:`
+    type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -352,7 +373,8 @@ def Tandem_ConcatOp : Tandem_ComputeOp<"concat",
     The inverse of `tandem.slice`: views each of the N inputs along `dim` as
     `interleave` equal blocks and yields, for each group `g` in order, block
     `g` of every input in input order. With `interleave = 1` it is a plain
-    concatenation.
+    concatenation. Inputs may differ along `dim` (the inverse of a slice
+    with `weights`); each input's extent there divides by `interleave`.
 
     With `dim = 0` and `interleave = 1` the blocks are contiguous rows: when
     every input is a fresh value that no other concat uses
