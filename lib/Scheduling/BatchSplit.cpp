@@ -6,6 +6,7 @@
 #include "tandem/Scheduling/MemoryBudget.h"
 #include "tandem/Scheduling/Overlap.h"
 #include "tandem/Scheduling/RowSplit.h"
+#include "tandem/Scheduling/Strategy.h"
 #include "tandem/Simulator/Simulate.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -895,7 +896,13 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     bulk.maxInFlight = options.maxInFlight;
     bulk.memoryBudget = options.memoryBudget;
     bulkOverlap(func, timer, bulk);
-    if (options.copyEngines) {
+    if (options.judgeWithBudgets) {
+      OverlapOptions phases;
+      phases.memoryBudget = options.memoryBudget;
+      phases.maxInFlight = options.maxInFlight;
+      phases.copyEngines = options.copyEngines;
+      assignCtaBudgets(func, timer, phases);
+    } else if (options.copyEngines) {
       CopyEngineOptions ce;
       ce.memoryBudget = options.memoryBudget;
       if (failed(assignCopyEngines(func, model, ce)))

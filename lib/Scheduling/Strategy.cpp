@@ -73,6 +73,7 @@ static void runBasePhases(func::FuncOp func, OpTimer &timer,
     split.maxInFlight = options.maxInFlight;
     split.waveAware = options.waveAwareParts;
     split.copyEngines = options.copyEngines;
+    split.judgeWithBudgets = true;
     split.remarks = remarks;
     // A candidate the simulator cannot run has its errors emitted; the
     // strategy's own simulation then fails the same way.

@@ -51,6 +51,10 @@ struct BatchSplitOptions {
   /// runs them next: a split that suits SM collectives may not suit copy
   /// engines.
   bool copyEngines = false;
+  /// Judge every candidate after the CTA budgets and SM-residency relief
+  /// too (assignCtaBudgets, with `copyEngines`), the phases a strategy
+  /// runs after the split: a split that wins before them may lose after.
+  bool judgeWithBudgets = false;
   int64_t memoryBudget = 0; ///< Bytes; 0 = none.
   int64_t maxInFlight = 0;  ///< Bulk overlap's (0: no limit).
   /// Where the decision is explained (null: not explained).
