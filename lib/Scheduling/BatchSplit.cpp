@@ -17,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -471,10 +472,16 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
     rank[j] = best == inf ? inf : best + dur[j];
   }
 
-  SmallVector<unsigned> readyCompute, readyComm;
+  SmallVector<unsigned> readyCompute;
+  // Collectives whose input is ready, by input position.
+  std::set<unsigned> readyComm;
   for (size_t i = 0; i < n; ++i)
-    if (missing[i] == 0)
-      (isComm[i] ? readyComm : readyCompute).push_back(i);
+    if (missing[i] == 0) {
+      if (isComm[i])
+        readyComm.insert(i);
+      else
+        readyCompute.push_back(i);
+    }
   llvm::StringMap<double> commFree;
   double computeFree = 0;
   // Highest position scheduled: a collective is not issued more than
@@ -499,31 +506,27 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
       frontier = std::max(frontier, i);
     for (unsigned u : users[i]) {
       readyAt[u] = std::max(readyAt[u], end);
-      if (--missing[u] == 0)
-        (isComm[u] ? readyComm : readyCompute).push_back(u);
+      if (--missing[u] == 0) {
+        if (isComm[u])
+          readyComm.insert(u);
+        else
+          readyCompute.push_back(u);
+      }
     }
   };
   // Collectives whose input is ready, not ahead of the frontier, in input
-  // order (every rank computes the same order).
+  // order (every rank computes the same order): the first of the ready
+  // ones while it is within the slack (the later ones are further ahead).
   auto issueCollectives = [&] {
-    bool issued = true;
-    while (issued) {
-      issued = false;
-      llvm::sort(readyComm);
-      for (auto it = readyComm.begin(); it != readyComm.end(); ++it) {
-        unsigned i = *it;
-        if (i > frontier + slack)
-          continue;
-        auto c = cast<CollectiveOpInterface>(ops[i]);
-        StringRef group = c.getGroupAttr().getValue();
-        double &free = commFree[group];
-        double start = std::max(readyAt[i], free);
-        free = start + dur[i];
-        readyComm.erase(it);
-        complete(i, free);
-        issued = true;
-        break;
-      }
+    while (!readyComm.empty() && *readyComm.begin() <= frontier + slack) {
+      unsigned i = *readyComm.begin();
+      readyComm.erase(readyComm.begin());
+      auto c = cast<CollectiveOpInterface>(ops[i]);
+      StringRef group = c.getGroupAttr().getValue();
+      double &free = commFree[group];
+      double start = std::max(readyAt[i], free);
+      free = start + dur[i];
+      complete(i, free);
     }
   };
 
@@ -532,7 +535,7 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
     if (readyCompute.empty()) {
       // Only collectives ahead of the frontier remain ready: take the next.
       assert(!readyComm.empty() && "the block is acyclic");
-      frontier = *llvm::min_element(readyComm) - slack;
+      frontier = *readyComm.begin() - slack;
       continue;
     }
     auto startOf = [&](unsigned i) {
@@ -575,17 +578,22 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
     ops[i]->moveBefore(terminator);
   // Free ops (views, in-place concats) sit right before their first user:
   // placed early they would only make the stream wait, for the collective
-  // they read, sooner than a real consumer needs it.
+  // they read, sooner than a real consumer needs it. (Positions from an
+  // index that follows the moves: Operation::isBeforeInBlock renumbers the
+  // block after each move.)
+  PositionIndex pos(block);
   for (unsigned i : llvm::reverse(order)) {
     Operation *op = ops[i];
     if (dur[i] != 0 || isComm[i] || op->use_empty())
       continue;
     Operation *first = nullptr;
     for (Operation *user : op->getUsers())
-      if (!first || user->isBeforeInBlock(first))
+      if (!first || pos.isBefore(user, first))
         first = user;
-    if (first && op->getNextNode() != first)
+    if (first && op->getNextNode() != first) {
       op->moveBefore(first);
+      pos.moved(op);
+    }
   }
 }
 

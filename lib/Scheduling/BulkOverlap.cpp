@@ -42,6 +42,10 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       starts.push_back(c);
 
   // Per group, the starts processed so far whose windows may still be open.
+  // Only the in-flight limit counts them: without one they are not kept
+  // (a long program's windows stay open long, and keeping them made this
+  // pass quadratic in the collectives).
+  const bool limited = options.maxInFlight > 0;
   llvm::StringMap<SmallVector<CollectiveOpInterface>> open;
   for (CollectiveOpInterface start : starts) {
     Operation *wait = getWaitOf(start);
@@ -51,10 +55,11 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
         open[start.getGroupAttr().getValue()];
     // Windows that closed before this start stay closed: later moves only
     // move later collectives, which cannot pass this one.
-    llvm::erase_if(groupOpen, [&](CollectiveOpInterface s) {
-      Operation *w = getWaitOf(s);
-      return !w || pos.isBefore(w, start);
-    });
+    if (limited)
+      llvm::erase_if(groupOpen, [&](CollectiveOpInterface s) {
+        Operation *w = getWaitOf(s);
+        return !w || pos.isBefore(w, start);
+      });
     int64_t inFlight = 1 + groupOpen.size();
 
     // Hoist the start.
@@ -96,14 +101,36 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
 
     // Sink the wait.
     int64_t waitInFlight = 1;
-    for (CollectiveOpInterface s : groupOpen)
-      if (Operation *w = getWaitOf(s); w && pos.isBefore(wait, w))
-        ++waitInFlight;
+    if (limited)
+      for (CollectiveOpInterface s : groupOpen)
+        if (Operation *w = getWaitOf(s); w && pos.isBefore(wait, w))
+          ++waitInFlight;
     Operation *sinkBefore = nullptr;
     unsigned sinkDistance = 0;
     std::string sinkStop = "the end of the function";
+    // Without an in-flight limit only the first use (or the terminator)
+    // stops the wait: found from the result's users instead of a walk of
+    // everything in between, which made this pass quadratic in a long
+    // program. The walk below then only counts compute ops passed, and
+    // only as far as the remarks or the statistics need.
+    Operation *firstUse = nullptr;
+    if (!limited) {
+      for (Operation *user : wait->getResult(0).getUsers())
+        if (user->getBlock() == &block && pos.isBefore(wait, user) &&
+            (!firstUse || pos.isBefore(user, firstUse)))
+          firstUse = user;
+      if (!firstUse)
+        firstUse = block.getTerminator();
+    }
     for (Operation *next = wait->getNextNode(); next;
          next = next->getNextNode()) {
+      if (firstUse &&
+          (next == firstUse || (!options.remarks && sinkDistance > 0))) {
+        sinkBefore = firstUse;
+        if (!firstUse->hasTrait<OpTrait::IsTerminator>())
+          sinkStop = "its first use " + describe(firstUse);
+        break;
+      }
       if (next->hasTrait<OpTrait::IsTerminator>()) {
         sinkBefore = next;
         break;
@@ -156,7 +183,8 @@ BulkOverlapResult mlir::tandem::bulkOverlap(func::FuncOp func, OpTimer &timer,
       ++result.hoisted;
     if (sinkDistance > 0)
       ++result.sunk;
-    groupOpen.push_back(start);
+    if (limited)
+      groupOpen.push_back(start);
 
     if (options.remarks) {
       double commUs = timer.timeUs(start);

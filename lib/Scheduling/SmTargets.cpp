@@ -209,8 +209,18 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
   for (Block &block : func.getBody()) {
     // The windows of this block, as intervals of op positions.
     llvm::DenseMap<Operation *, unsigned> position;
-    for (auto [index, op] : llvm::enumerate(block))
+    // Compute ops and SM collectives before each position, so that a
+    // window's contents are counted without walking it (windows of a long
+    // program overlap, and walking each made this quadratic).
+    SmallVector<unsigned> computeBefore{0}, smCommBefore{0};
+    for (auto [index, op] : llvm::enumerate(block)) {
       position[&op] = index;
+      computeBefore.push_back(computeBefore.back() +
+                              isa<ComputeOpInterface>(&op));
+      smCommBefore.push_back(
+          smCommBefore.back() +
+          (isa<CollectiveOpInterface>(&op) && !isCopyEngine(&op)));
+    }
     struct Interval {
       CollectiveOpInterface start;
       Operation *wait;
@@ -267,22 +277,23 @@ mlir::tandem::assignSmTargets(func::FuncOp func, const CostModel &model,
       d.defaultCommSms = gpu.collectiveSms;
       d.candidates.assign(candidates.begin(), candidates.end());
 
-      bool overlapping = intersects[index];
-      SmallVector<ComputeOpInterface> computeOps;
-      for (Operation *it = start->getNextNode(); it != wait;
-           it = it->getNextNode()) {
-        if (isa<CollectiveOpInterface>(it) && !isCopyEngine(it))
-          overlapping = true;
-        if (auto compute = dyn_cast<ComputeOpInterface>(it))
-          computeOps.push_back(compute);
-      }
-      d.computeOps = computeOps.size();
-      if (computeOps.empty() || overlapping) {
-        d.status = computeOps.empty() ? WindowStatus::NoCompute
-                                      : WindowStatus::Overlapping;
+      // Strictly between the start and the wait.
+      bool overlapping =
+          intersects[index] || smCommBefore[w.to] > smCommBefore[w.from + 1];
+      d.computeOps = computeBefore[w.to] - computeBefore[w.from + 1];
+      if (d.computeOps == 0 || overlapping) {
+        d.status = d.computeOps == 0 ? WindowStatus::NoCompute
+                                     : WindowStatus::Overlapping;
         decisions.push_back(std::move(d));
         continue;
       }
+      // A window that overlaps nothing: the windows walked here are
+      // disjoint, so the walks add up to the block's length.
+      SmallVector<ComputeOpInterface> computeOps;
+      for (Operation *it = start->getNextNode(); it != wait;
+           it = it->getNextNode())
+        if (auto compute = dyn_cast<ComputeOpInterface>(it))
+          computeOps.push_back(compute);
 
       SmallVector<Item> items;
       for (ComputeOpInterface compute : computeOps) {
