@@ -660,20 +660,27 @@ static int64_t layoutUnits(Block &block, int64_t fine) {
   return units ? units : fine;
 }
 
-/// Every way to write `units` as `k` positive weights, at most `limit`.
-static void compositions(int64_t units, int64_t k, size_t limit,
+/// Every way to write `units` as `k` weights in [lo, hi], at most `limit`
+/// (in lexicographic order).
+static void compositions(int64_t units, int64_t k, int64_t lo, int64_t hi,
+                         size_t limit,
                          SmallVectorImpl<SmallVector<int64_t>> &out) {
   SmallVector<int64_t> w;
   std::function<void(int64_t)> rec = [&](int64_t left) {
     if (out.size() >= limit)
       return;
-    if (int64_t(w.size()) == k - 1) {
-      w.push_back(left);
-      out.push_back(w);
-      w.pop_back();
+    int64_t rest = k - 1 - int64_t(w.size());
+    if (rest == 0) {
+      if (left >= lo && left <= hi) {
+        w.push_back(left);
+        out.push_back(w);
+        w.pop_back();
+      }
       return;
     }
-    for (int64_t x = 1; x <= left - (k - 1 - int64_t(w.size())); ++x) {
+    // Leave the others room for at least lo and at most hi each.
+    for (int64_t x = std::max(lo, left - rest * hi);
+         x <= std::min(hi, left - rest * lo); ++x) {
       w.push_back(x);
       rec(left - x);
       w.pop_back();
@@ -722,19 +729,18 @@ waveAwareWeights(Block &block, int64_t k, int64_t units, const CostModel &model,
                  double &unevenUs, double &evenUs) {
   if (units <= k || units % k != 0)
     return std::nullopt;
+  // Near-equal parts only (half to one and a half of an equal share): the
+  // parts hide each other's collectives, which lopsided ones do not; the
+  // simulation judges the one chosen here.
+  int64_t share = units / k;
   SmallVector<SmallVector<int64_t>> all;
-  compositions(units, k, /*limit=*/512, all);
-  SmallVector<int64_t> equal(k, units / k);
+  compositions(units, k, (share + 1) / 2, share * 3 / 2, /*limit=*/1024, all);
+  SmallVector<int64_t> equal(k, share);
   evenUs = partGemmUs(block, equal, model);
   std::optional<SmallVector<int64_t>> best;
   unevenUs = std::numeric_limits<double>::infinity();
   for (const SmallVector<int64_t> &w : all) {
-    // Near-equal parts only (half to one and a half of an equal share):
-    // the parts hide each other's collectives, which lopsided ones do not;
-    // the simulation judges the one chosen here.
-    if (w == equal || llvm::any_of(w, [&](int64_t x) {
-          return 2 * x * k < units || 2 * x * k > 3 * units;
-        }))
+    if (w == equal)
       continue;
     double us = partGemmUs(block, w, model);
     if (us < unevenUs) {
