@@ -849,8 +849,20 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
       continue;
     int64_t units = layoutUnits(input, /*fine=*/4 * k);
     // Uneven parts must not leave an op whole that equal parts split.
-    if (countSplittable(input, units) < countSplittable(input, k))
+    if (countSplittable(input, units) < countSplittable(input, k)) {
+      waveNote += llvm::formatv("; no uneven {0} parts: {1} units would leave "
+                                "ops whole that {0} equal parts split",
+                                k, units)
+                      .str();
       continue;
+    }
+    if (units <= k || units % k != 0) {
+      waveNote += llvm::formatv("; no uneven {0} parts: the layout has {1} "
+                                "unit(s) (sequences or causal segments)",
+                                k, units)
+                      .str();
+      continue;
+    }
     double unevenUs = 0, evenUs = 0;
     if (std::optional<SmallVector<int64_t>> w =
             waveAwareWeights(input, k, units, model, unevenUs, evenUs)) {
@@ -861,6 +873,12 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
                         "GEMMs {2} against {3})",
                         weightsText(*w), units, us(unevenUs), us(evenUs))
               .str();
+    } else {
+      waveNote += llvm::formatv("; {0} equal parts fill the GEMM waves at "
+                                "least as well as any near-equal grouping of "
+                                "{1} units",
+                                k, units)
+                      .str();
     }
   }
 

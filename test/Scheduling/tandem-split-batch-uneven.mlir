@@ -38,7 +38,8 @@
 // near-equal way of grouping the layout's units (half to one and a half of
 // an equal share) by the time of the row-local GEMMs cut that way on the
 // SMs a collective leaves free, and simulates the best one where it beats
-// equal parts. A GPT-3 TP=8 layer of 4 causal segments under the H200
+// equal parts; the remark says, per part count, why no uneven sizes were
+// tried where none were. A GPT-3 TP=8 layer of 4 causal segments under the H200
 // calibration (64x128 tiles): parts [1, 3] (512 and 1536 gathered rows)
 // fill the GEMM waves better than 1024 + 1024 and are predicted faster
 // than equal halves, and are chosen; with 2 segments there is no uneven
@@ -49,11 +50,18 @@
 // RUN: tandem-gen --model gpt3-175b --layers 1 --tp 8 --seq 2048 --segments 2 -o %t.gpt2.mlir
 // RUN: tandem-opt %t.gpt2.mlir --tandem-split-batch="calibration=%S/../Inputs/h200-calibration-2026-12-04.json" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-TWO
 //
-// CHECK-CHOICE: split into 2 parts of sizes [1, 3]: {{.*}} 2 parts [[EVEN:[0-9.]+]] us; 2 parts [1, 3] {{[0-9.]+}} us; {{.*}} chose 2 [1, 3]; parts [1, 3] of 4 units fill the GEMM waves better than equal parts (row-local GEMMs {{[0-9.]+}} us against {{[0-9.]+}} us)
+// CHECK-CHOICE: split into 2 parts of sizes [1, 3]: {{.*}} 2 parts {{[0-9.]+}} us; 2 parts [1, 3] {{[0-9.]+}} us; {{.*}} chose 2 [1, 3]; parts [1, 3] of 4 units fill the GEMM waves better than equal parts (row-local GEMMs {{[0-9.]+}} us against {{[0-9.]+}} us); no uneven 4 parts: the layout has 4 unit(s) (sequences or causal segments)
 // CHECK-TWO-NOT: parts [
-// CHECK-TWO: chose 2{{$}}
+// CHECK-TWO: chose 2; no uneven 2 parts: the layout has 2 unit(s) (sequences or causal segments); no uneven 4 parts: the layout has 2 unit(s) (sequences or causal segments)
 //
 // wave-aware-parts=false leaves the uneven candidates out.
 // RUN: tandem-opt %t.gpt.mlir --tandem-split-batch="wave-aware-parts=false calibration=%S/../Inputs/h200-calibration-2026-12-04.json" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-OFF
 // CHECK-OFF-NOT: [1, 3]
 // CHECK-OFF: chose 2{{$}}
+//
+// A llama3-70b TP=8 layer of 4 causal segments under the same calibration:
+// no near-equal grouping fills the waves better than halves, and the remark
+// says so.
+// RUN: tandem-gen --model llama3-70b --layers 1 --tp 8 --seq 4096 --segments 4 -o %t.l70.mlir
+// RUN: tandem-opt %t.l70.mlir --tandem-split-batch="calibration=%S/../Inputs/h200-calibration-2026-12-04.json" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-EVEN
+// CHECK-EVEN: chose 2; 2 equal parts fill the GEMM waves at least as well as any near-equal grouping of 4 units; no uneven 4 parts: the layout has 4 unit(s) (sequences or causal segments)
