@@ -524,11 +524,11 @@ public:
   }
 
   /// An op that is not row-local (attention, an opaque kernel) whose
-  /// operands are all the same part of one cut: that part of the op
-  /// applied part by part, a value defined as the concat of its parts with
-  /// the cut's interleave. A sequence's attention in a program and in its
-  /// split hashes the same way, and so do the row users of the sequences'
-  /// join.
+  /// operands are all the same part of one cut, one unit of it (in lowest
+  /// terms): that part of the op applied part by part, a value defined as the
+  /// concat of its parts with the cut's interleave. A sequence's attention in a
+  /// program and in its split hashes the same way, and so do the row users of
+  /// the sequences' join.
   bool perPartHash(Operation *op) {
     if (isa<CollectiveOpInterface>(op) || op->getNumOperands() == 0 ||
         op->getNumResults() == 0)
@@ -544,6 +544,11 @@ public:
         return false;
       cut = it->second;
     }
+    // One unit of the cut only: the op run once per unit is a function of
+    // the cut, but the op on several units at once (attention over three
+    // sequences of an uneven part) is not that function's value on them.
+    if (cut->end - cut->begin != 1)
+      return false;
     for (Type type : op->getResultTypes())
       if (auto t = dyn_cast<RankedTensorType>(type); !t || t.getRank() == 0)
         return false;

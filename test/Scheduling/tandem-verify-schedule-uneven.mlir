@@ -96,4 +96,33 @@ module attributes {tandem.target = #tandem.target<"h200">} {
     // expected-error @+1 {{returned value #1 differs from the reference}}
     return %y, %dw, %dg : tensor<16x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16>
   }
+  // Four sequences cut [1, 3]: each sequence's attention on its own slice
+  // of the parts (part 1 cut again into its 3 sequences) is the
+  // reference's attention per sequence.
+  // expected-remark @+2 {{op(s) recognised as parts of a batch split; returned values match the reference}}
+  // expected-remark @+1 {{values match the reference}}
+  func.func @per_sequence(%qkv: tensor<8x12xbf16>) -> tensor<8x4xbf16> {
+    %p0 = tandem.slice %qkv dim 0 chunk 0 of 2 weights [1, 3] : tensor<8x12xbf16> -> tensor<2x12xbf16>
+    %p1 = tandem.slice %qkv dim 0 chunk 1 of 2 weights [1, 3] : tensor<8x12xbf16> -> tensor<6x12xbf16>
+    %s1 = tandem.slice %p1 dim 0 chunk 0 of 3 : tensor<6x12xbf16> -> tensor<2x12xbf16>
+    %s2 = tandem.slice %p1 dim 0 chunk 1 of 3 : tensor<6x12xbf16> -> tensor<2x12xbf16>
+    %s3 = tandem.slice %p1 dim 0 chunk 2 of 3 : tensor<6x12xbf16> -> tensor<2x12xbf16>
+    %o0 = tandem.attention %p0 heads(1, 1) head_dim(4) causal : tensor<2x12xbf16> -> tensor<2x4xbf16>
+    %o1 = tandem.attention %s1 heads(1, 1) head_dim(4) causal : tensor<2x12xbf16> -> tensor<2x4xbf16>
+    %o2 = tandem.attention %s2 heads(1, 1) head_dim(4) causal : tensor<2x12xbf16> -> tensor<2x4xbf16>
+    %o3 = tandem.attention %s3 heads(1, 1) head_dim(4) causal : tensor<2x12xbf16> -> tensor<2x4xbf16>
+    %o = tandem.concat %o0, %o1, %o2, %o3 dim 0 : tensor<2x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<8x4xbf16>
+    return %o : tensor<8x4xbf16>
+  }
+  // One attention over part 1's three sequences at once attends across
+  // them: not the reference's attention per sequence.
+  func.func @whole_part(%qkv: tensor<8x12xbf16>) -> tensor<8x4xbf16> {
+    %p0 = tandem.slice %qkv dim 0 chunk 0 of 2 weights [1, 3] : tensor<8x12xbf16> -> tensor<2x12xbf16>
+    %p1 = tandem.slice %qkv dim 0 chunk 1 of 2 weights [1, 3] : tensor<8x12xbf16> -> tensor<6x12xbf16>
+    %o0 = tandem.attention %p0 heads(1, 1) head_dim(4) causal : tensor<2x12xbf16> -> tensor<2x4xbf16>
+    %o1 = tandem.attention %p1 heads(1, 1) head_dim(4) causal : tensor<6x12xbf16> -> tensor<6x4xbf16>
+    %o = tandem.concat %o0, %o1 dim 0 : tensor<2x4xbf16>, tensor<6x4xbf16> -> tensor<8x4xbf16>
+    // expected-error @+1 {{returned value #0 differs from the reference}}
+    return %o : tensor<8x4xbf16>
+  }
 }
