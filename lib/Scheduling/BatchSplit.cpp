@@ -472,7 +472,11 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
     rank[j] = best == inf ? inf : best + dur[j];
   }
 
-  SmallVector<unsigned> readyCompute;
+  // Compute ops whose inputs are ready, by (ready time, rank, position);
+  // those that can start when the compute stream frees move to
+  // `available`, by (rank, position).
+  std::set<std::tuple<double, double, unsigned>> waiting;
+  std::set<std::pair<double, unsigned>> available;
   // Collectives whose input is ready, by input position.
   std::set<unsigned> readyComm;
   for (size_t i = 0; i < n; ++i)
@@ -480,7 +484,7 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
       if (isComm[i])
         readyComm.insert(i);
       else
-        readyCompute.push_back(i);
+        waiting.insert({readyAt[i], rank[i], unsigned(i)});
     }
   llvm::StringMap<double> commFree;
   double computeFree = 0;
@@ -510,7 +514,7 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
         if (isComm[u])
           readyComm.insert(u);
         else
-          readyCompute.push_back(u);
+          waiting.insert({readyAt[u], rank[u], u});
       }
     }
   };
@@ -532,44 +536,39 @@ static void listSchedule(Block &block, OpTimer &timer, int64_t parts) {
 
   while (order.size() < n) {
     issueCollectives();
-    if (readyCompute.empty()) {
+    if (available.empty() && waiting.empty()) {
       // Only collectives ahead of the frontier remain ready: take the next.
       assert(!readyComm.empty() && "the block is acyclic");
       frontier = *readyComm.begin() - slack;
       continue;
     }
-    auto startOf = [&](unsigned i) {
-      return std::max(readyAt[i], computeFree);
-    };
-    double earliest = inf;
-    for (unsigned i : readyCompute)
-      earliest = std::min(earliest, startOf(i));
-    // Among the ops that can start first: the nearest to a collective, then
-    // input order.
-    unsigned pick = ~0u;
-    for (unsigned i : readyCompute)
-      if (startOf(i) <= earliest &&
-          (pick == ~0u ||
-           std::make_pair(rank[i], i) < std::make_pair(rank[pick], pick)))
-        pick = i;
-    // An op that feeds no collective (a wgrad) runs only while the ops on
-    // the way to a collective wait (for a collective's result): one that can
-    // start now goes first. The wgrad may outlast the gap; its excess is
-    // compute the step runs anyway, and idling until the gap ends would
-    // only push it to the end of the step, where no collective is left to
-    // hide under and AG-WGRAD finds no later window to move it into.
-    if (rank[pick] == inf) {
-      unsigned urgent = ~0u;
-      for (unsigned i : readyCompute)
-        if (rank[i] != inf && (urgent == ~0u || startOf(i) < startOf(urgent) ||
-                               (startOf(i) == startOf(urgent) && i < urgent)))
-          urgent = i;
-      if (urgent != ~0u && startOf(urgent) <= earliest)
-        pick = urgent;
+    while (!waiting.empty() && std::get<0>(*waiting.begin()) <= computeFree) {
+      auto [at, r, i] = *waiting.begin();
+      waiting.erase(waiting.begin());
+      available.insert({r, i});
     }
-    double end = startOf(pick) + dur[pick];
+    // Among the ops that can start first (when the compute stream frees,
+    // or else at the earliest ready time): the nearest to a collective, then
+    // input order. So an op that feeds no collective (a wgrad, rank
+    // infinite) runs only while every op on the way to a collective waits
+    // (for a collective's result). The wgrad may outlast the gap; its
+    // excess is compute the step runs anyway, and idling until the gap ends
+    // would only push it to the end of the step, where no collective is
+    // left to hide under and AG-WGRAD finds no later window to move it
+    // into.
+    unsigned pick;
+    double start;
+    if (!available.empty()) {
+      pick = available.begin()->second;
+      start = computeFree;
+      available.erase(available.begin());
+    } else {
+      pick = std::get<2>(*waiting.begin());
+      start = std::get<0>(*waiting.begin());
+      waiting.erase(waiting.begin());
+    }
+    double end = start + dur[pick];
     computeFree = end;
-    readyCompute.erase(llvm::find(readyCompute, pick));
     complete(pick, end);
   }
 
