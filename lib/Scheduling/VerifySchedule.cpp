@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
@@ -332,9 +333,18 @@ public:
   /// bit u for each of `parts` units summed.
   struct PartialInfo {
     llvm::hash_code whole;
-    uint64_t mask;
+    llvm::BitVector mask;
     int64_t parts;
   };
+  /// The most units a partial sum is tracked over.
+  static constexpr int64_t kMaxPartialUnits = int64_t(1) << 16;
+  static llvm::hash_code partialHash(const PartialInfo &info) {
+    llvm::hash_code hash =
+        llvm::hash_combine(llvm::StringRef("partial"), info.whole, info.parts);
+    for (unsigned u : info.mask.set_bits())
+      hash = llvm::hash_combine(hash, u);
+    return hash;
+  }
   /// Rows permuted: a concat (interleave 1) of every part of `whole` cut
   /// as `cut` describes (cutHash).
   struct Permutation {
@@ -477,7 +487,8 @@ public:
       return false;
     std::optional<int64_t> interleave =
         getResultInterleave(*rule, cut->interleave);
-    if (!interleave || cut->parts > 64)
+    if (!interleave ||
+        (!rule->partialResults.empty() && cut->parts > kMaxPartialUnits))
       return false;
     // The unsplit op: row results have parts / (end - begin) times the
     // rows.
@@ -507,13 +518,11 @@ public:
         partOf[result] = info;
         hashes[result] = partHash(info);
       } else if (llvm::is_contained(rule->partialResults, r)) {
-        uint64_t mask = 0;
-        for (int64_t u = cut->begin; u < cut->end; ++u)
-          mask |= uint64_t(1) << u;
+        llvm::BitVector mask(cut->parts);
+        mask.set(cut->begin, cut->end);
         PartialInfo info{whole, mask, cut->parts};
-        partialOf[result] = info;
-        hashes[result] = llvm::hash_combine(llvm::StringRef("partial"), whole,
-                                            info.mask, info.parts);
+        hashes[result] = partialHash(info);
+        partialOf[result] = std::move(info);
       } else {
         hashes[result] =
             llvm::hash_combine(llvm::StringRef("opaque-part"), whole,
@@ -671,13 +680,12 @@ public:
   }
 
   /// `mask` of `parts` units in units of `to` (a multiple of `parts`).
-  static uint64_t refined(uint64_t mask, int64_t parts, int64_t to) {
+  static llvm::BitVector refined(const llvm::BitVector &mask, int64_t parts,
+                                 int64_t to) {
     int64_t f = to / parts;
-    uint64_t out = 0;
-    for (int64_t u = 0; u < parts; ++u)
-      if (mask & (uint64_t(1) << u))
-        for (int64_t v = u * f; v < (u + 1) * f; ++v)
-          out |= uint64_t(1) << v;
+    llvm::BitVector out(to);
+    for (unsigned u : mask.set_bits())
+      out.set(u * f, (u + 1) * f);
     return out;
   }
 
@@ -689,21 +697,20 @@ public:
         a->second.whole != b->second.whole)
       return false;
     int64_t units = std::lcm(a->second.parts, b->second.parts);
-    if (units > 64)
+    if (units > kMaxPartialUnits)
       return false;
-    uint64_t am = refined(a->second.mask, a->second.parts, units);
-    uint64_t bm = refined(b->second.mask, b->second.parts, units);
-    if ((am & bm) != 0)
+    llvm::BitVector am = refined(a->second.mask, a->second.parts, units);
+    llvm::BitVector bm = refined(b->second.mask, b->second.parts, units);
+    if (am.anyCommon(bm))
       return false;
-    PartialInfo sum{a->second.whole, am | bm, units};
-    uint64_t all = units == 64 ? ~uint64_t(0) : (uint64_t(1) << units) - 1;
-    if (sum.mask == all) {
+    am |= bm;
+    PartialInfo sum{a->second.whole, std::move(am), units};
+    if (sum.mask.all()) {
       hashes[add.getResult()] = sum.whole;
       return true;
     }
-    partialOf[add.getResult()] = sum;
-    hashes[add.getResult()] = llvm::hash_combine(
-        llvm::StringRef("partial"), sum.whole, sum.mask, sum.parts);
+    hashes[add.getResult()] = partialHash(sum);
+    partialOf[add.getResult()] = std::move(sum);
     return true;
   }
 

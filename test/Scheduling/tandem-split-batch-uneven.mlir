@@ -65,3 +65,9 @@
 // RUN: tandem-gen --model llama3-70b --layers 1 --tp 8 --seq 4096 --segments 4 -o %t.l70.mlir
 // RUN: tandem-opt %t.l70.mlir --tandem-split-batch="calibration=%S/../Inputs/h200-calibration-2026-12-04.json" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-EVEN
 // CHECK-EVEN: chose 2; 2 equal parts fill the GEMM waves at least as well as any near-equal grouping of 4 units; no uneven 4 parts: the layout has 4 unit(s) (sequences or causal segments)
+//
+// Many units: 128 sequences cut [61, 67] (the norm's weight-gradient
+// partials are tracked over all 128 units) verify too.
+// RUN: tandem-gen --model custom --hidden 256 --heads 4 --ffn 512 --layers 1 --tp 2 --seq 16 --sequences 128 -o %t.s128.mlir
+// RUN: tandem-opt %t.s128.mlir --tandem-split-batch="weights=61,67" -o %t.s128.split.mlir 2>/dev/null
+// RUN: tandem-opt %t.s128.split.mlir --tandem-verify-schedule="reference=%t.s128.mlir allow-reordered-collectives=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHECK-VERIFIED
