@@ -408,9 +408,12 @@ public:
       if (it == partOf.end() ||
           (!out.empty() && !sameValueCut(it->second, out.front())))
         return false;
-      units = std::lcm(units, it->second.parts);
-      if (units > (int64_t(1) << 20))
+      // The least common multiple, at most 2^20 (checked before it is
+      // formed, so that it cannot overflow).
+      int64_t g = std::gcd(units, it->second.parts);
+      if (units / g > (int64_t(1) << 20) / it->second.parts)
         return false;
+      units = units / g * it->second.parts;
       out.push_back(it->second);
     }
     for (PartInfo &p : out)
@@ -437,6 +440,10 @@ public:
           it != partOf.end() && it->second.interleave == interleave) {
         const PartInfo &outer = it->second;
         int64_t span = outer.end - outer.begin;
+        // Nested cuts multiply the units; past 2^40 the slice is hashed as
+        // any op (no program a split builds nests that deep).
+        if (outer.parts > (int64_t(1) << 40) / units)
+          return false;
         info = PartInfo{outer.whole, outer.begin * units + start * span,
                         outer.begin * units + (start + size) * span,
                         outer.parts * units, interleave};
@@ -695,6 +702,9 @@ public:
     auto b = partialOf.find(add.getInputs()[1]);
     if (a == partialOf.end() || b == partialOf.end() ||
         a->second.whole != b->second.whole)
+      return false;
+    if (a->second.parts > kMaxPartialUnits ||
+        b->second.parts > kMaxPartialUnits)
       return false;
     int64_t units = std::lcm(a->second.parts, b->second.parts);
     if (units > kMaxPartialUnits)
