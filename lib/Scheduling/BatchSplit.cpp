@@ -2,6 +2,7 @@
 
 #include "tandem/Scheduling/BatchSplit.h"
 #include "MoveSupport.h"
+#include "tandem/Dialect/Tandem/TandemBounds.h"
 #include "tandem/Scheduling/CopyEngines.h"
 #include "tandem/Scheduling/MemoryBudget.h"
 #include "tandem/Scheduling/Overlap.h"
@@ -649,13 +650,24 @@ static unsigned countSplittable(Block &block, int64_t units) {
 /// The units uneven parts are made of: the blocks of the program's row
 /// slices (its sequences or causal segments, `slice dim 0 chunk c of n`),
 /// so that every part holds whole ones and their attention runs on one
-/// part; `fine` where the program has none (its rows are cut freely).
+/// part; `fine` where the program has none (its rows are cut freely); 0
+/// where their least common multiple passes kMaxWeightSum (no uneven
+/// parts).
 static int64_t layoutUnits(Block &block, int64_t fine) {
   int64_t units = 0;
-  for (auto slice : block.getOps<SliceOp>())
-    if (slice.getDim() == 0 && !slice.getWeights() && slice.getChunks() > 1)
-      units = units ? std::lcm(units, int64_t(slice.getChunks()))
-                    : int64_t(slice.getChunks());
+  for (auto slice : block.getOps<SliceOp>()) {
+    int64_t chunks = slice.getChunks();
+    if (slice.getDim() != 0 || slice.getWeights() || chunks <= 1)
+      continue;
+    if (!units) {
+      units = chunks;
+      continue;
+    }
+    int64_t g = std::gcd(units, chunks);
+    if (units / g > kMaxWeightSum / chunks)
+      return 0;
+    units = units / g * chunks;
+  }
   return units ? units : fine;
 }
 
@@ -847,6 +859,13 @@ mlir::tandem::splitBatch(func::FuncOp func, OpTimer &timer,
     if (forcedParts > 1 || k > 4 || !options.waveAware)
       continue;
     int64_t units = layoutUnits(input, /*fine=*/4 * k);
+    if (units == 0) {
+      waveNote += llvm::formatv("; no uneven {0} parts: the program's row "
+                                "slices have no common unit count up to {1}",
+                                k, kMaxWeightSum)
+                      .str();
+      continue;
+    }
     // Uneven parts must not leave an op whole that equal parts split.
     if (countSplittable(input, units) < countSplittable(input, k)) {
       waveNote += llvm::formatv("; no uneven {0} parts: {1} units would leave "
