@@ -258,6 +258,22 @@ TEST(ExecutorTest, UnevenSlicesAndConcatsMoveTheBlocksTheyName) {
   EXPECT_EQ(outputs[2], z);
 }
 
+/// Causal attention of 8 heads (2 KV heads) of 64 from `in` to `out`,
+/// with `queries` query rows (0: all).
+Step causalAttentionStep(int64_t in, int64_t out, int64_t queries) {
+  Step s;
+  s.kind = StepKind::Attention;
+  s.name = "tandem.attention";
+  s.heads = 8;
+  s.kvHeads = 2;
+  s.headDim = 64;
+  s.causal = true;
+  s.queries = queries;
+  s.inputs = {in};
+  s.outputs = {out};
+  return s;
+}
+
 /// qkv (256 rows, 8 heads / 2 kv heads of 64, causal) -> full attention
 /// (out), and the attention of the last 128 and the last 77 rows as
 /// queries; outputs all three.
@@ -275,17 +291,7 @@ Plan attentionQueriesPlan() {
   for (int64_t queries : {0, 128, 77}) {
     int64_t out =
         buffer({queries > 0 ? queries : 256, 8 * 64}, Buffer::Role::Temp);
-    Step s;
-    s.kind = StepKind::Attention;
-    s.name = "tandem.attention";
-    s.heads = 8;
-    s.kvHeads = 2;
-    s.headDim = 64;
-    s.causal = true;
-    s.queries = queries;
-    s.inputs = {qkv};
-    s.outputs = {out};
-    plan.steps.push_back(s);
+    plan.steps.push_back(causalAttentionStep(qkv, out, queries));
     plan.outputs.push_back(out);
   }
   return plan;
@@ -373,17 +379,7 @@ Plan attentionSegmentsPlan(bool segmented) {
   plan.inputs = {qkv, dout};
   int64_t out = buffer({256, outCols}, Buffer::Role::Temp);
   auto attention = [&](int64_t in, int64_t result, int64_t queries) {
-    Step s;
-    s.kind = StepKind::Attention;
-    s.name = "tandem.attention";
-    s.heads = 8;
-    s.kvHeads = 2;
-    s.headDim = 64;
-    s.causal = true;
-    s.queries = queries;
-    s.inputs = {in};
-    s.outputs = {result};
-    plan.steps.push_back(s);
+    plan.steps.push_back(causalAttentionStep(in, result, queries));
   };
   if (segmented) {
     int64_t prefix = buffer({128, cols}, Buffer::Role::View, qkv, 0);

@@ -935,16 +935,17 @@ double relMaxError(const std::vector<float> &got,
   return scale > 0 ? err / scale : err;
 }
 
-/// Calls `check(args, what)` for every shape, causal and full, bf16 and f16.
+/// Calls `check(args, what)` for every shape, causal and full, and type
+/// (bf16 and f16 unless `types` says).
 struct AttentionShape {
   int64_t seq, heads, kvHeads, headDim;
 };
 template <typename Check>
 void forEachAttentionCase(std::initializer_list<AttentionShape> shapes,
-                          Check check) {
+                          std::initializer_list<DType> types, Check check) {
   for (AttentionShape c : shapes) {
     for (bool causal : {false, true}) {
-      for (DType type : {DType::BF16, DType::F16}) {
+      for (DType type : types) {
         AttentionArgs args;
         args.seq = c.seq;
         args.heads = c.heads;
@@ -960,6 +961,11 @@ void forEachAttentionCase(std::initializer_list<AttentionShape> shapes,
       }
     }
   }
+}
+template <typename Check>
+void forEachAttentionCase(std::initializer_list<AttentionShape> shapes,
+                          Check check) {
+  forEachAttentionCase(shapes, {DType::BF16, DType::F16}, check);
 }
 
 TEST_F(KernelsTest, FusedAttentionMatchesUnfusedAndReference) {
@@ -1353,34 +1359,12 @@ void KernelsTest::checkAttentionQueries(AttentionPath path,
   }
 }
 
-/// Calls `check(args, what)` for every shape, causal and full, and type.
-template <typename Check>
-void forEachQueriesCase(std::initializer_list<AttentionShape> shapes,
-                        std::initializer_list<DType> types, Check check) {
-  for (AttentionShape c : shapes)
-    for (bool causal : {false, true})
-      for (DType type : types) {
-        AttentionArgs args;
-        args.seq = c.seq;
-        args.heads = c.heads;
-        args.kvHeads = c.kvHeads;
-        args.headDim = c.headDim;
-        args.causal = causal;
-        args.type = type;
-        check(args, "seq " + std::to_string(c.seq) + " heads " +
-                        std::to_string(c.heads) + " kv " +
-                        std::to_string(c.kvHeads) + " d " +
-                        std::to_string(c.headDim) +
-                        (causal ? " causal " : " ") + name(type));
-      }
-}
-
 TEST_F(KernelsTest, UnfusedAttentionQueriesAreTheLastRowsOfFullAttention) {
   // GQA 8/2 and 6/3; half the rows, a count no tile or vector width
   // divides, one row and all rows; heads in one batch or at most 3 a batch.
   for (int64_t cap : {0, 3}) {
     detail::setAttentionMaxHeadsPerBatch(cap);
-    forEachQueriesCase(
+    forEachAttentionCase(
         {{40, 8, 2, 16}, {37, 6, 3, 8}}, {DType::BF16, DType::F16, DType::F32},
         [&](const AttentionArgs &args, const std::string &what) {
           checkAttentionQueries(AttentionPath::Unfused, args,
@@ -1389,25 +1373,25 @@ TEST_F(KernelsTest, UnfusedAttentionQueriesAreTheLastRowsOfFullAttention) {
         });
   }
   detail::setAttentionMaxHeadsPerBatch(0);
-  forEachQueriesCase({{256, 8, 2, 64}}, {DType::BF16},
-                     [&](const AttentionArgs &args, const std::string &what) {
-                       checkAttentionQueries(AttentionPath::Unfused, args,
-                                             {128, 77}, nullptr, what);
-                     });
+  forEachAttentionCase({{256, 8, 2, 64}}, {DType::BF16},
+                       [&](const AttentionArgs &args, const std::string &what) {
+                         checkAttentionQueries(AttentionPath::Unfused, args,
+                                               {128, 77}, nullptr, what);
+                       });
 }
 
 TEST_F(KernelsTest, FusedAttentionQueriesAreTheLastRowsOfFullAttention) {
   // Head dims 64 and 128, GQA 8/2 and 4/4; query counts that are half the
   // rows, not a multiple of the 128-query or 64-key tiles (so the first
   // query sits inside a key tile), one row, and all rows.
-  forEachQueriesCase({{256, 8, 2, 64}, {200, 8, 2, 128}, {384, 4, 4, 64}},
-                     {DType::BF16, DType::F16},
-                     [&](const AttentionArgs &args, const std::string &what) {
-                       checkAttentionQueries(
-                           AttentionPath::Fused, args,
-                           {args.seq / 2, 77, 1, args.seq - 1, args.seq},
-                           nullptr, what);
-                     });
+  forEachAttentionCase({{256, 8, 2, 64}, {200, 8, 2, 128}, {384, 4, 4, 64}},
+                       {DType::BF16, DType::F16},
+                       [&](const AttentionArgs &args, const std::string &what) {
+                         checkAttentionQueries(
+                             AttentionPath::Fused, args,
+                             {args.seq / 2, 77, 1, args.seq - 1, args.seq},
+                             nullptr, what);
+                       });
 }
 
 TEST_F(KernelsTest, CudnnAttentionQueriesAreTheLastRowsOfFullAttention) {
@@ -1419,18 +1403,18 @@ TEST_F(KernelsTest, CudnnAttentionQueriesAreTheLastRowsOfFullAttention) {
   // Separate query and key lengths with a bottom-right causal mask; cuDNN
   // before 9.6 takes them only in multiples of 64, hence 77 from 9.6 on.
   bool anyLength = cudnnAttentionLibraryVersion() >= 90600;
-  forEachQueriesCase({{256, 8, 2, 64}, {384, 8, 2, 128}},
-                     {DType::BF16, DType::F16},
-                     [&](const AttentionArgs &args, const std::string &what) {
-                       if (anyLength)
-                         checkAttentionQueries(AttentionPath::Cudnn, args,
-                                               {args.seq / 2, 64, 77, args.seq},
-                                               cudnn.get(), what);
-                       else
-                         checkAttentionQueries(AttentionPath::Cudnn, args,
-                                               {args.seq / 2, 64, args.seq},
-                                               cudnn.get(), what);
-                     });
+  forEachAttentionCase(
+      {{256, 8, 2, 64}, {384, 8, 2, 128}}, {DType::BF16, DType::F16},
+      [&](const AttentionArgs &args, const std::string &what) {
+        if (anyLength)
+          checkAttentionQueries(AttentionPath::Cudnn, args,
+                                {args.seq / 2, 64, 77, args.seq}, cudnn.get(),
+                                what);
+        else
+          checkAttentionQueries(AttentionPath::Cudnn, args,
+                                {args.seq / 2, 64, args.seq}, cudnn.get(),
+                                what);
+      });
   // The backward takes no query rows: refused with the reason.
   AttentionArgs args;
   args.seq = 256;

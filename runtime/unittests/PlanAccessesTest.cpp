@@ -26,6 +26,21 @@ Step layout(StepKind kind, std::vector<int64_t> inputs, int64_t output) {
   return s;
 }
 
+/// Whether `access` is `rows` runs of `rowBytes` bytes, `pitch` apart,
+/// from `offset`.
+::testing::AssertionResult isRuns(const BufferAccess &access, int64_t offset,
+                                  int64_t pitch, int64_t rowBytes,
+                                  int64_t rows) {
+  if (access.offset == offset && access.pitch == pitch &&
+      access.rowBytes == rowBytes && access.rows == rows)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "offset " << access.offset << ", pitch " << access.pitch
+         << ", row bytes " << access.rowBytes << ", rows " << access.rows
+         << "; expected " << offset << ", " << pitch << ", " << rowBytes << ", "
+         << rows;
+}
+
 TEST(PlanAccessesTest, SliceIsOneStridedCopy) {
   // 2 interleave groups of 6 rows, 3 chunks each: chunk 1 is rows 2-3 of
   // every group. Rows are 4 bf16 = 8 bytes.
@@ -42,10 +57,7 @@ TEST(PlanAccessesTest, SliceIsOneStridedCopy) {
   ASSERT_EQ(copies.size(), 1u);
   const LayoutCopy &c = copies[0];
   EXPECT_EQ(c.src.buffer, in);
-  EXPECT_EQ(c.src.offset, 2 * 8);
-  EXPECT_EQ(c.src.pitch, 6 * 8);
-  EXPECT_EQ(c.src.rowBytes, 2 * 8);
-  EXPECT_EQ(c.src.rows, 2);
+  EXPECT_TRUE(isRuns(c.src, 2 * 8, 6 * 8, 2 * 8, 2));
   EXPECT_EQ(c.dst.buffer, out);
   EXPECT_TRUE(c.dst.write);
   EXPECT_EQ(c.dst.offset, 0);
@@ -100,30 +112,18 @@ TEST(PlanAccessesTest, WeightedSliceWithoutInterleave) {
   std::string error;
   ASSERT_TRUE(layoutCopies(plan, s, 0, copies, error)) << error;
   ASSERT_EQ(copies.size(), 1u);
-  EXPECT_EQ(copies[0].src.offset, 0);
-  EXPECT_EQ(copies[0].src.pitch, 32);
-  EXPECT_EQ(copies[0].src.rowBytes, 8);
-  EXPECT_EQ(copies[0].src.rows, 3);
-  EXPECT_EQ(copies[0].dst.offset, 0);
-  EXPECT_EQ(copies[0].dst.pitch, 8);
-  EXPECT_EQ(copies[0].dst.rowBytes, 8);
-  EXPECT_EQ(copies[0].dst.rows, 3);
+  EXPECT_TRUE(isRuns(copies[0].src, 0, 32, 8, 3));
+  EXPECT_TRUE(isRuns(copies[0].dst, 0, 8, 8, 3));
   s.chunk = 1;
   s.outputs = {second};
   ASSERT_TRUE(layoutCopies(plan, s, 0, copies, error)) << error;
   ASSERT_EQ(copies.size(), 1u);
   const LayoutCopy &c = copies[0];
   EXPECT_EQ(c.src.buffer, in);
-  EXPECT_EQ(c.src.offset, 4 * 2);
-  EXPECT_EQ(c.src.pitch, 32);
-  EXPECT_EQ(c.src.rowBytes, 12 * 2);
-  EXPECT_EQ(c.src.rows, 3);
+  EXPECT_TRUE(isRuns(c.src, 4 * 2, 32, 12 * 2, 3));
   EXPECT_EQ(c.dst.buffer, second);
   EXPECT_TRUE(c.dst.write);
-  EXPECT_EQ(c.dst.offset, 0);
-  EXPECT_EQ(c.dst.pitch, 24);
-  EXPECT_EQ(c.dst.rowBytes, 24);
-  EXPECT_EQ(c.dst.rows, 3);
+  EXPECT_TRUE(isRuns(c.dst, 0, 24, 24, 3));
   int64_t end;
   ASSERT_TRUE(accessEnd(c.src, end));
   EXPECT_EQ(end, 8 + 2 * 32 + 24); // the input's last byte
@@ -144,28 +144,16 @@ TEST(PlanAccessesTest, WeightedSliceOfInterleavedGroups) {
   std::string error;
   ASSERT_TRUE(layoutCopies(plan, s, 0, copies, error)) << error;
   ASSERT_EQ(copies.size(), 1u);
-  EXPECT_EQ(copies[0].src.offset, 0);
-  EXPECT_EQ(copies[0].src.pitch, 8 * 8);
-  EXPECT_EQ(copies[0].src.rowBytes, 2 * 8);
-  EXPECT_EQ(copies[0].src.rows, 2);
-  EXPECT_EQ(copies[0].dst.offset, 0);
-  EXPECT_EQ(copies[0].dst.pitch, 2 * 8);
-  EXPECT_EQ(copies[0].dst.rowBytes, 2 * 8);
-  EXPECT_EQ(copies[0].dst.rows, 2);
+  EXPECT_TRUE(isRuns(copies[0].src, 0, 8 * 8, 2 * 8, 2));
+  EXPECT_TRUE(isRuns(copies[0].dst, 0, 2 * 8, 2 * 8, 2));
   s.chunk = 1;
   s.outputs = {second};
   ASSERT_TRUE(layoutCopies(plan, s, 0, copies, error)) << error;
   ASSERT_EQ(copies.size(), 1u);
   const LayoutCopy &c = copies[0];
-  EXPECT_EQ(c.src.offset, 2 * 8);
-  EXPECT_EQ(c.src.pitch, 8 * 8);
-  EXPECT_EQ(c.src.rowBytes, 6 * 8);
-  EXPECT_EQ(c.src.rows, 2);
+  EXPECT_TRUE(isRuns(c.src, 2 * 8, 8 * 8, 6 * 8, 2));
   EXPECT_EQ(c.dst.buffer, second);
-  EXPECT_EQ(c.dst.offset, 0);
-  EXPECT_EQ(c.dst.pitch, 6 * 8);
-  EXPECT_EQ(c.dst.rowBytes, 6 * 8);
-  EXPECT_EQ(c.dst.rows, 2);
+  EXPECT_TRUE(isRuns(c.dst, 0, 6 * 8, 6 * 8, 2));
   for (const BufferAccess *a : {&c.src, &c.dst})
     EXPECT_EQ(checkAccess(plan, *a), "");
   // The bytes: chunk 1 holds input rows 2-7 then 10-15.
@@ -209,24 +197,12 @@ TEST(PlanAccessesTest, UnevenConcatWithoutInterleave) {
   ASSERT_TRUE(layoutCopies(plan, s, 0, copies, error)) << error;
   ASSERT_EQ(copies.size(), 2u);
   EXPECT_EQ(copies[0].src.buffer, a);
-  EXPECT_EQ(copies[0].src.offset, 0);
-  EXPECT_EQ(copies[0].src.pitch, 4);
-  EXPECT_EQ(copies[0].src.rowBytes, 4);
-  EXPECT_EQ(copies[0].src.rows, 3);
+  EXPECT_TRUE(isRuns(copies[0].src, 0, 4, 4, 3));
   EXPECT_EQ(copies[0].dst.buffer, out);
-  EXPECT_EQ(copies[0].dst.offset, 0);
-  EXPECT_EQ(copies[0].dst.pitch, 16);
-  EXPECT_EQ(copies[0].dst.rowBytes, 4);
-  EXPECT_EQ(copies[0].dst.rows, 3);
+  EXPECT_TRUE(isRuns(copies[0].dst, 0, 16, 4, 3));
   EXPECT_EQ(copies[1].src.buffer, b);
-  EXPECT_EQ(copies[1].src.offset, 0);
-  EXPECT_EQ(copies[1].src.pitch, 12);
-  EXPECT_EQ(copies[1].src.rowBytes, 12);
-  EXPECT_EQ(copies[1].src.rows, 3);
-  EXPECT_EQ(copies[1].dst.offset, 4);
-  EXPECT_EQ(copies[1].dst.pitch, 16);
-  EXPECT_EQ(copies[1].dst.rowBytes, 12);
-  EXPECT_EQ(copies[1].dst.rows, 3);
+  EXPECT_TRUE(isRuns(copies[1].src, 0, 12, 12, 3));
+  EXPECT_TRUE(isRuns(copies[1].dst, 4, 16, 12, 3));
   int64_t end;
   ASSERT_TRUE(accessEnd(copies[1].dst, end));
   EXPECT_EQ(end, plan.buffers[out].bytes());
@@ -266,16 +242,10 @@ TEST(PlanAccessesTest, UnevenConcatOfInterleavedGroups) {
     SCOPED_TRACE("input " + std::to_string(k));
     const LayoutCopy &copy = copies[k];
     EXPECT_EQ(copy.src.buffer, s.inputs[k]);
-    EXPECT_EQ(copy.src.offset, 0);
-    EXPECT_EQ(copy.src.pitch, blockRows[k] * 8);
-    EXPECT_EQ(copy.src.rowBytes, blockRows[k] * 8);
-    EXPECT_EQ(copy.src.rows, 2);
+    EXPECT_TRUE(isRuns(copy.src, 0, blockRows[k] * 8, blockRows[k] * 8, 2));
     EXPECT_EQ(copy.dst.buffer, out);
     EXPECT_TRUE(copy.dst.write);
-    EXPECT_EQ(copy.dst.offset, firstRow[k] * 8);
-    EXPECT_EQ(copy.dst.pitch, 6 * 8);
-    EXPECT_EQ(copy.dst.rowBytes, blockRows[k] * 8);
-    EXPECT_EQ(copy.dst.rows, 2);
+    EXPECT_TRUE(isRuns(copy.dst, firstRow[k] * 8, 6 * 8, blockRows[k] * 8, 2));
     EXPECT_EQ(checkAccess(plan, copy.src), "");
     EXPECT_EQ(checkAccess(plan, copy.dst), "");
   }

@@ -58,69 +58,56 @@ if [ "$mode" = prepare ]; then
         --tandem-export-plan="file=$out/$n-force-split$k.json $ex" -o /dev/null 2>/dev/null
     done
   done
-  # A full-size emulated TP=8 layer split in two, against its unsplit input.
-  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 4096 \
-    -o "$out/l70.mlir"
-  "$opt" "$out/l70.mlir" --tandem-export-plan="file=$out/l70-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
-    --tandem-export-plan="file=$out/l70-split2.json" -o /dev/null 2>/dev/null
-  # The same layer scheduled by auto with copy-engine collectives allowed,
+  # gen NAME ARGS...: tandem-gen ARGS into NAME.mlir, and its unscheduled
+  # plan NAME-ref.json. plan NAME TAG PASSES...: NAME.mlir through PASSES
+  # into NAME-TAG.json.
+  gen() {
+    local name=$1
+    shift
+    "$BUILD/bin/tandem-gen" "$@" -o "$out/$name.mlir"
+    "$opt" "$out/$name.mlir" --tandem-export-plan="file=$out/$name-ref.json" -o /dev/null 2>/dev/null
+  }
+  plan() {
+    local name=$1 tag=$2
+    shift 2
+    "$opt" "$out/$name.mlir" "$@" \
+      --tandem-export-plan="file=$out/$name-$tag.json" -o /dev/null 2>/dev/null
+  }
+  # A full-size emulated TP=8 layer split in two, against its unsplit input;
+  # the same layer scheduled by auto with copy-engine collectives allowed,
   # and with every collective forced onto the copy engines.
-  "$opt" "$out/l70.mlir" --tandem-overlap="strategy=auto copy-engines=true" \
-    --tandem-export-plan="file=$out/l70-auto-ce.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70.mlir" --tandem-overlap="strategy=pipeline+reschedule copy-engines=true" \
-    --tandem-copy-engines=mode=all \
-    --tandem-export-plan="file=$out/l70-ce-all.json" -o /dev/null 2>/dev/null
+  gen l70 --model llama3-70b --layers 1 --tp 8 --seq 4096
+  plan l70 split2 --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk
+  plan l70 auto-ce --tandem-overlap="strategy=auto copy-engines=true"
+  plan l70 ce-all --tandem-overlap="strategy=pipeline+reschedule copy-engines=true" \
+    --tandem-copy-engines=mode=all
   # A TP=1 step (no collectives) split in two and in four.
-  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
-    -o "$out/l8tp1.mlir"
-  "$opt" "$out/l8tp1.mlir" --tandem-export-plan="file=$out/l8tp1-ref.json" -o /dev/null 2>/dev/null
+  gen l8tp1 --model llama3-8b --layers 2 --tp 1 --seq 2048
   for k in 2 4; do
-    "$opt" "$out/l8tp1.mlir" --tandem-split-batch=parts=$k --tandem-overlap=strategy=bulk \
-      --tandem-export-plan="file=$out/l8tp1-split$k.json" -o /dev/null 2>/dev/null
+    plan l8tp1 split$k --tandem-split-batch=parts=$k --tandem-overlap=strategy=bulk
   done
   # Splits along whole sequences (tandem-gen --sequences): an emulated
   # TP=8 layer of 2 sequences split by sequence, the same with auto (which
   # may choose the split and copy-engine collectives), and a TP=1 step.
-  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 2048 \
-    --sequences 2 -o "$out/l70seq.mlir"
-  "$opt" "$out/l70seq.mlir" --tandem-export-plan="file=$out/l70seq-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70seq.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=reschedule \
-    --tandem-export-plan="file=$out/l70seq-split2.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70seq.mlir" --tandem-overlap="strategy=auto copy-engines=true" \
-    --tandem-export-plan="file=$out/l70seq-auto-ce.json" -o /dev/null 2>/dev/null
-  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 1024 \
-    --sequences 2 -o "$out/l8seq.mlir"
-  "$opt" "$out/l8seq.mlir" --tandem-export-plan="file=$out/l8seq-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l8seq.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
-    --tandem-export-plan="file=$out/l8seq-split2.json" -o /dev/null 2>/dev/null
+  gen l70seq --model llama3-70b --layers 1 --tp 8 --seq 2048 --sequences 2
+  plan l70seq split2 --tandem-split-batch=parts=2 --tandem-overlap=strategy=reschedule
+  plan l70seq auto-ce --tandem-overlap="strategy=auto copy-engines=true"
+  gen l8seq --model llama3-8b --layers 2 --tp 1 --seq 1024 --sequences 2
+  plan l8seq split2 --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk
   # The causal token split of one sequence (tandem-gen --segments 2):
   # prefix attention (queries) split into 2 parts, on an emulated TP=8 layer
   # (split and auto) and on TP=1.
-  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 4096 \
-    --segments 2 -o "$out/l70seg.mlir"
-  "$opt" "$out/l70seg.mlir" --tandem-export-plan="file=$out/l70seg-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70seg.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=reschedule \
-    --tandem-export-plan="file=$out/l70seg-split2.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70seg.mlir" --tandem-overlap="strategy=auto copy-engines=true" \
-    --tandem-export-plan="file=$out/l70seg-auto-ce.json" -o /dev/null 2>/dev/null
-  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
-    --segments 2 -o "$out/l8seg.mlir"
-  "$opt" "$out/l8seg.mlir" --tandem-export-plan="file=$out/l8seg-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l8seg.mlir" --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk \
-    --tandem-export-plan="file=$out/l8seg-split2.json" -o /dev/null 2>/dev/null
+  gen l70seg --model llama3-70b --layers 1 --tp 8 --seq 4096 --segments 2
+  plan l70seg split2 --tandem-split-batch=parts=2 --tandem-overlap=strategy=reschedule
+  plan l70seg auto-ce --tandem-overlap="strategy=auto copy-engines=true"
+  gen l8seg --model llama3-8b --layers 2 --tp 1 --seq 2048 --segments 2
+  plan l8seg split2 --tandem-split-batch=parts=2 --tandem-overlap=strategy=bulk
   # Uneven parts (weights [1, 3]: segment 0, then segments 1 .. 3) of a
   # sequence in 4 causal segments: emulated TP=8 and TP=1.
-  "$BUILD/bin/tandem-gen" --model llama3-70b --layers 1 --tp 8 --seq 4096 \
-    --segments 4 -o "$out/l70seg4.mlir"
-  "$opt" "$out/l70seg4.mlir" --tandem-export-plan="file=$out/l70seg4-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l70seg4.mlir" --tandem-split-batch="weights=1,3" --tandem-overlap=strategy=reschedule \
-    --tandem-export-plan="file=$out/l70seg4-split13.json" -o /dev/null 2>/dev/null
-  "$BUILD/bin/tandem-gen" --model llama3-8b --layers 2 --tp 1 --seq 2048 \
-    --segments 4 -o "$out/l8seg4.mlir"
-  "$opt" "$out/l8seg4.mlir" --tandem-export-plan="file=$out/l8seg4-ref.json" -o /dev/null 2>/dev/null
-  "$opt" "$out/l8seg4.mlir" --tandem-split-batch="weights=1,3" --tandem-overlap=strategy=bulk \
-    --tandem-export-plan="file=$out/l8seg4-split13.json" -o /dev/null 2>/dev/null
+  gen l70seg4 --model llama3-70b --layers 1 --tp 8 --seq 4096 --segments 4
+  plan l70seg4 split13 --tandem-split-batch="weights=1,3" --tandem-overlap=strategy=reschedule
+  gen l8seg4 --model llama3-8b --layers 2 --tp 1 --seq 2048 --segments 4
+  plan l8seg4 split13 --tandem-split-batch="weights=1,3" --tandem-overlap=strategy=bulk
   nc="$here/runtime/Inputs/single-rank-collectives.mlir"
   "$opt" "$nc" --tandem-export-plan="file=$out/nccl1-ref.json" -o /dev/null 2>/dev/null
   "$opt" "$nc" --tandem-overlap=strategy=bulk \
