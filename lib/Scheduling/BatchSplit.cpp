@@ -700,38 +700,78 @@ static void compositions(int64_t units, int64_t k, int64_t lo, int64_t hi,
   rec(units);
 }
 
-/// The time of `block`'s row-local GEMMs (fprop and dgrad: the ops whose
-/// rows the parts divide) cut into parts of `weights`, each part on the SMs
-/// a native collective beside it leaves free: what wave quantisation
-/// costs a split of these sizes. Infinity where a GEMM cannot be priced.
-static double partGemmUs(Block &block, ArrayRef<int64_t> weights,
-                         const CostModel &model) {
-  int64_t units = 0;
-  for (int64_t w : weights)
-    units += w;
-  int64_t freeSms =
-      std::max<int64_t>(1, model.gpu().smCount - model.gpu().collectiveSms);
-  double total = 0;
-  for (auto mm : block.getOps<MatmulOp>()) {
-    if (mm.getTransposeLhs() || !canCutRows(mm.getLhs().getType(), units, 1))
-      continue;
-    ComputeCostInputs whole = ComputeCostInputs::of(mm);
-    if (!whole.gemmShape)
-      continue;
-    for (int64_t w : weights) {
-      ComputeCostInputs part = whole;
-      part.gemmShape->m = whole.gemmShape->m / units * w;
-      part.flops = whole.flops / units * w;
-      part.bytes = whole.bytes / units * w;
-      std::string error;
-      std::optional<ComputeEstimate> e = model.compute(part, error, freeSms);
-      if (!e)
-        return std::numeric_limits<double>::infinity();
-      total += e->timeUs;
+namespace {
+/// The row-local GEMMs (fprop and dgrad: the ops whose rows the parts
+/// divide) of a block, and their parts' times on the SMs a native
+/// collective beside them leaves free, each priced once per GEMM shape and
+/// part size.
+class PartGemms {
+public:
+  PartGemms(Block &block, int64_t units, const CostModel &model)
+      : units(units), model(model),
+        freeSms(std::max<int64_t>(1, model.gpu().smCount -
+                                         model.gpu().collectiveSms)) {
+    for (auto mm : block.getOps<MatmulOp>()) {
+      if (mm.getTransposeLhs() || !canCutRows(mm.getLhs().getType(), units, 1))
+        continue;
+      ComputeCostInputs in = ComputeCostInputs::of(mm);
+      if (!in.gemmShape)
+        continue;
+      auto alike = llvm::find_if(shapes, [&](const ComputeCostInputs &s) {
+        const GemmShape &a = *s.gemmShape, &b = *in.gemmShape;
+        return a.batch == b.batch && a.m == b.m && a.n == b.n && a.k == b.k &&
+               s.elementType == in.elementType && s.flops == in.flops &&
+               s.bytes == in.bytes && s.measuredScale == in.measuredScale;
+      });
+      order.push_back(alike - shapes.begin());
+      if (alike == shapes.end())
+        shapes.push_back(in);
     }
   }
-  return total;
-}
+
+  /// The GEMMs' time cut into parts of `weights` (summing to `units`):
+  /// what wave quantisation costs a split of these sizes. Infinity where a
+  /// GEMM cannot be priced. (Summed GEMM by GEMM in program order.)
+  double timeUs(ArrayRef<int64_t> weights) {
+    double total = 0;
+    for (unsigned shape : order)
+      for (int64_t w : weights) {
+        std::optional<double> us = partUs(shape, w);
+        if (!us)
+          return std::numeric_limits<double>::infinity();
+        total += *us;
+      }
+    return total;
+  }
+
+private:
+  /// The part of `w` units of a GEMM of shape `shape`.
+  std::optional<double> partUs(unsigned shape, int64_t w) {
+    auto [it, inserted] = memo.try_emplace({shape, w});
+    if (!inserted)
+      return it->second;
+    const ComputeCostInputs &whole = shapes[shape];
+    ComputeCostInputs part = whole;
+    part.gemmShape->m = whole.gemmShape->m / units * w;
+    part.flops = whole.flops / units * w;
+    part.bytes = whole.bytes / units * w;
+    std::string error;
+    std::optional<ComputeEstimate> e = model.compute(part, error, freeSms);
+    std::optional<double> us;
+    if (e)
+      us = e->timeUs;
+    return memo[{shape, w}] = us;
+  }
+
+  int64_t units;
+  const CostModel &model;
+  int64_t freeSms;
+  /// Distinct GEMMs, and each row-local GEMM's index among them.
+  SmallVector<ComputeCostInputs> shapes;
+  SmallVector<unsigned> order;
+  llvm::DenseMap<std::pair<unsigned, int64_t>, std::optional<double>> memo;
+};
+} // namespace
 
 /// The uneven parts (whole layout units) whose GEMMs fill the waves best,
 /// if they beat equal parts: `k` parts of `units`.
@@ -747,13 +787,14 @@ waveAwareWeights(Block &block, int64_t k, int64_t units, const CostModel &model,
   SmallVector<SmallVector<int64_t>> all;
   compositions(units, k, (share + 1) / 2, share * 3 / 2, /*limit=*/1024, all);
   SmallVector<int64_t> equal(k, share);
-  evenUs = partGemmUs(block, equal, model);
+  PartGemms gemms(block, units, model);
+  evenUs = gemms.timeUs(equal);
   std::optional<SmallVector<int64_t>> best;
   unevenUs = std::numeric_limits<double>::infinity();
   for (const SmallVector<int64_t> &w : all) {
     if (w == equal)
       continue;
-    double us = partGemmUs(block, w, model);
+    double us = gemms.timeUs(w);
     if (us < unevenUs) {
       unevenUs = us;
       best = w;
