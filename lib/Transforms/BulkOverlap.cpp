@@ -4,6 +4,7 @@
 #include "tandem/Scheduling/Overlap.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tandem/Transforms/PassOptions.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -22,17 +23,8 @@ struct BulkOverlapPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (maxInFlight < 0) {
-      module.emitError()
-          << "max-in-flight must be 0 (no limit) or positive, got "
-          << static_cast<int64_t>(maxInFlight);
+    if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
       return signalPassFailure();
-    }
-    if (memoryBudget < 0) {
-      module.emitError() << "memory-budget must not be negative, got "
-                         << static_cast<int64_t>(memoryBudget);
-      return signalPassFailure();
-    }
     FailureOr<CostModel> model =
         buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))

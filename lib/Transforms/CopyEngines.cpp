@@ -9,6 +9,7 @@
 #include "tandem/Analysis/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tandem/Transforms/PassOptions.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -35,10 +36,8 @@ struct CopyEnginesPass
                          << "'; expected cost or all";
       return signalPassFailure();
     }
-    if (memoryBudget < 0) {
-      module.emitError() << "memory-budget must not be negative";
+    if (failed(checkSchedulingLimits(module, memoryBudget, std::nullopt)))
       return signalPassFailure();
-    }
     options.memoryBudget = memoryBudget;
     FailureOr<CostModel> model =
         buildCostModel(module, {targetPreset, calibrationPath});

@@ -13,6 +13,7 @@
 #include "tandem/Scheduling/VerifySchedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tandem/Transforms/PassOptions.h"
 #include "tandem/Transforms/Passes.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -47,11 +48,8 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
         return signalPassFailure();
       }
     }
-    if (memoryBudget < 0 || maxInFlight < 0) {
-      module.emitError() << "memory-budget and max-in-flight must not be "
-                            "negative";
+    if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
       return signalPassFailure();
-    }
     FailureOr<CostModel> model =
         buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))

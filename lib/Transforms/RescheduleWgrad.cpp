@@ -1,9 +1,10 @@
 //===- RescheduleWgrad.cpp - The tandem-reschedule-wgrad pass -------------===//
 
-#include "tandem/Scheduling/Overlap.h"
 #include "tandem/Analysis/Target.h"
+#include "tandem/Scheduling/Overlap.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tandem/Transforms/PassOptions.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -23,12 +24,15 @@ struct RescheduleWgradPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (memoryBudget < 0 || !(fillLimit > 0.0)) {
-      module.emitError() << "memory-budget must not be negative and "
-                            "fill-limit must be positive";
+    if (failed(checkSchedulingLimits(module, memoryBudget, std::nullopt)))
+      return signalPassFailure();
+    if (!(fillLimit > 0.0)) {
+      module.emitError() << "fill-limit must be positive, got "
+                         << static_cast<double>(fillLimit);
       return signalPassFailure();
     }
-    FailureOr<CostModel> model = buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model =
+        buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

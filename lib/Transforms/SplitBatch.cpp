@@ -5,6 +5,7 @@
 #include "tandem/Scheduling/BatchSplit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tandem/Transforms/PassOptions.h"
 #include "tandem/Transforms/Passes.h"
 
 namespace mlir {
@@ -50,11 +51,8 @@ struct SplitBatchPass
         return signalPassFailure();
       }
     }
-    if (memoryBudget < 0 || maxInFlight < 0) {
-      module.emitError() << "memory-budget and max-in-flight must not be "
-                            "negative";
+    if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
       return signalPassFailure();
-    }
     FailureOr<CostModel> model =
         buildCostModel(module, {targetPreset, calibrationPath});
     if (failed(model))
