@@ -111,6 +111,27 @@ static bool checkKnownKeys(const llvm::json::Object &obj,
   return true;
 }
 
+/// Reads the optional number `key` of `obj` into `field`. It must lie in
+/// [lo, hi] (TandemBounds.h): an efficiency of 1e-308 passes "(0, 1]" but
+/// turns a rate into 0 and a time into infinity.
+static bool readOptionalNumber(const llvm::json::Object &obj,
+                               llvm::StringRef key,
+                               std::optional<double> &field, double lo,
+                               double hi, const std::string &where,
+                               std::string &error) {
+  const llvm::json::Value *v = obj.get(key);
+  if (!v)
+    return true;
+  std::optional<double> d = v->getAsNumber();
+  if (!d || !(*d >= lo && *d <= hi)) {
+    error = where + ": \"" + key.str() + "\" must be a number in " +
+            rangeStr(lo, hi);
+    return false;
+  }
+  field = *d;
+  return true;
+}
+
 static bool parseGpuSection(const llvm::json::Value &value,
                             llvm::StringRef origin, GpuCalibration &gpu,
                             std::string &error) {
@@ -167,21 +188,9 @@ static bool parseGpuSection(const llvm::json::Value &value,
     field = *i;
     return true;
   };
-  // Numbers in [lo, hi] (TandemBounds.h): an efficiency of 1e-308 passes
-  // "(0, 1]" but turns a rate into 0 and a time into infinity.
   auto readNumber = [&](llvm::StringRef key, std::optional<double> &field,
-                        double lo, double hi) -> bool {
-    const llvm::json::Value *v = obj->get(key);
-    if (!v)
-      return true;
-    std::optional<double> d = v->getAsNumber();
-    if (!d || !(*d >= lo && *d <= hi)) {
-      error = where + ": \"" + key.str() + "\" must be a number in " +
-              rangeStr(lo, hi);
-      return false;
-    }
-    field = *d;
-    return true;
+                        double lo, double hi) {
+    return readOptionalNumber(*obj, key, field, lo, hi, where, error);
   };
   if (const llvm::json::Value *v = obj->get("gemms_hold_sms")) {
     std::optional<bool> b = v->getAsBoolean();
@@ -242,20 +251,9 @@ static bool parseCommSection(const llvm::json::Value &value,
       "copy_engine_efficiency"};
   if (!checkKnownKeys(*obj, kKnown, where, error))
     return false;
-  // Numbers in [lo, hi], as in "gpu".
   auto read = [&](llvm::StringRef key, std::optional<double> &field, double lo,
-                  double hi) -> bool {
-    const llvm::json::Value *v = obj->get(key);
-    if (!v)
-      return true;
-    std::optional<double> d = v->getAsNumber();
-    if (!d || !(*d >= lo && *d <= hi)) {
-      error = where + ": \"" + key.str() + "\" must be a number in " +
-              rangeStr(lo, hi);
-      return false;
-    }
-    field = *d;
-    return true;
+                  double hi) {
+    return readOptionalNumber(*obj, key, field, lo, hi, where, error);
   };
   return read("bus_efficiency", comm.busEfficiency, kMinEfficiency, 1.0) &&
          // A CTA drives about one link; 1024 is far above any measurement.
