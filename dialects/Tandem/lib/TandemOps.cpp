@@ -666,13 +666,19 @@ verifyReduceScatterSymbols(OpT op, SymbolTableCollection &symbols) {
                               op.getDim(), "reduce-scatter input");
 }
 
-// All-reduce.
-template <typename OpT> static LogicalResult verifyAllReduce(OpT op) {
+/// All-reduce and permute: each rank's result has its input's type.
+template <typename OpT>
+static LogicalResult verifyTypePreservingCollective(OpT op) {
   if (failed(verifyCollectiveCommon(op)))
     return failure();
   if (op.getInput().getType() != op.getResultTensorType())
     return op.emitOpError("result type must equal the input type");
   return success();
+}
+
+// All-reduce.
+template <typename OpT> static LogicalResult verifyAllReduce(OpT op) {
+  return verifyTypePreservingCollective(op);
 }
 template <typename OpT>
 static LogicalResult verifyAllReduceSymbols(OpT op,
@@ -726,11 +732,7 @@ static LogicalResult verifyAllToAllSymbols(OpT op,
 
 // Permute.
 template <typename OpT> static LogicalResult verifyPermute(OpT op) {
-  if (failed(verifyCollectiveCommon(op)))
-    return failure();
-  if (op.getInput().getType() != op.getResultTensorType())
-    return op.emitOpError("result type must equal the input type");
-  return success();
+  return verifyTypePreservingCollective(op);
 }
 template <typename OpT>
 static LogicalResult verifyPermuteSymbols(OpT op,
