@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Analysis/CostModel.h"
+#include "tandem/Analysis/JsonInput.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
@@ -263,35 +264,6 @@ static bool parseCommSection(const llvm::json::Value &value,
               kMinEfficiency, 1.0);
 }
 
-/// The deepest nesting of arrays and objects in `text`, counting brackets
-/// outside strings, stopping as soon as it passes `limit`. llvm::json::parse
-/// recurses once per level, so a file nested 100k deep overflows the stack
-/// before it can report anything; this scan is iterative.
-static unsigned jsonNesting(llvm::StringRef text, unsigned limit) {
-  unsigned depth = 0, deepest = 0;
-  bool inString = false;
-  for (size_t i = 0, e = text.size(); i < e; ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i; // Skip the escaped character (a quote among them).
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > limit)
-        return deepest;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 /// The three slowdown factors of a contention row or of the copy-engine
 /// point, each in [1, kMaxSlowdown].
 static bool readSlowdowns(const llvm::json::Object &obj,
@@ -315,18 +287,10 @@ static bool readSlowdowns(const llvm::json::Object &obj,
 std::optional<Calibration> Calibration::parse(llvm::StringRef text,
                                               llvm::StringRef origin,
                                               std::string &error) {
-  if (jsonNesting(text, kMaxNesting) > kMaxNesting) {
-    error = (origin + ": arrays and objects nested more than " +
-             llvm::Twine(kMaxNesting) + " levels deep: not a calibration file")
-                .str();
+  std::optional<llvm::json::Value> parsed =
+      parseJsonInput(text, origin, "calibration file", error);
+  if (!parsed)
     return std::nullopt;
-  }
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    error = (origin + ": not valid JSON: " + llvm::toString(parsed.takeError()))
-                .str();
-    return std::nullopt;
-  }
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root) {
     error = (origin + ": the top level must be a JSON object").str();

@@ -1,6 +1,7 @@
 //===- DiagnosisFeedback.cpp - A measured diagnosis as scheduling facts ---===//
 
 #include "tandem/Lowering/DiagnosisFeedback.h"
+#include "tandem/Analysis/JsonInput.h"
 #include "tandem/Dialect/Tandem/ScheduleAttributes.h"
 #include "tandem/Lowering/PlanLowering.h"
 #include "tandem/Scheduling/Schedule.h"
@@ -105,11 +106,10 @@ struct Reader {
 std::optional<DiagnosisFeedback>
 DiagnosisFeedback::parse(StringRef json, StringRef origin, std::string &error) {
   Reader r{origin.str(), error};
-  llvm::Expected<llvm::json::Value> root = llvm::json::parse(json);
-  if (!root) {
-    r.fail("not JSON", llvm::toString(root.takeError()));
+  std::optional<llvm::json::Value> root =
+      parseJsonInput(json, origin, "diagnosis report", error);
+  if (!root)
     return std::nullopt;
-  }
   const llvm::json::Object *o = root->getAsObject();
   if (!o) {
     r.fail("the top level", "must be an object (tandem-diagnose --json)");

@@ -9,6 +9,9 @@
 // RUN: split-file %s %t
 // RUN: tandem-opt %t/missing.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/missing.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/not-json.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/not-json.json" -verify-diagnostics -o /dev/null
+// A report nested 100,000 levels deep is refused before it is parsed.
+// RUN: %python -c "print('[' * 100000)" > %t/deep.json
+// RUN: tandem-opt %t/deep.mlir --tandem-overlap="diagnosis=%t/deep.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/no-function.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/no-function.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/bad-kind.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/bad-kind.json" -verify-diagnostics -o /dev/null
 // RUN: tandem-opt %t/one-op-pair.mlir --tandem-overlap="diagnosis=%S/Inputs/diagnosis/one-op-pair.json" -verify-diagnostics -o /dev/null
@@ -40,7 +43,20 @@ module attributes {tandem.target = #tandem.target<"h200">} {
 }
 
 //--- not-json.mlir
-// expected-error @+1 {{not-json.json: not JSON: [2:0, byte=16]: Unexpected EOF}}
+// expected-error @+1 {{not-json.json: not valid JSON: [2:0, byte=16]: Unexpected EOF}}
+module attributes {tandem.target = #tandem.target<"h200">} {
+  tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
+  func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {
+    %d = tandem.matmul dgrad %dy, %w transpose_rhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2048x4096xbf16>
+    %dw = tandem.matmul wgrad %x, %dy transpose_lhs {layer = "l0.fc2"} : tensor<2048x4096xbf16>, tensor<2048x4096xbf16> -> tensor<4096x4096xbf16>
+    %s = tandem.reduce_scatter %d on @tp dim 0 : tensor<2048x4096xbf16> -> tensor<256x4096xbf16>
+    %o = tandem.elementwise add %s, %r : tensor<256x4096xbf16>, tensor<256x4096xbf16> -> tensor<256x4096xbf16>
+    return %o, %dw : tensor<256x4096xbf16>, tensor<4096x4096xbf16>
+  }
+}
+
+//--- deep.mlir
+// expected-error @+1 {{deep.json: arrays and objects nested more than 64 levels deep: not a diagnosis report}}
 module attributes {tandem.target = #tandem.target<"h200">} {
   tandem.group @tp size(8) switch links(18 x 25.0 GBps, 2.0 us)
   func.func @step(%dy: tensor<2048x4096xbf16>, %w: tensor<4096x4096xbf16>, %x: tensor<2048x4096xbf16>, %r: tensor<256x4096xbf16>) -> (tensor<256x4096xbf16>, tensor<4096x4096xbf16>) {

@@ -3,6 +3,7 @@
 #include "Collectives.h"
 
 #include "Fit.h"
+#include "tandem/Analysis/JsonInput.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -22,11 +23,11 @@ using namespace mlir::tandem::fit;
 namespace json = llvm::json;
 
 bool CollectiveMeasurements::isNcclBench(llvm::StringRef text) {
-  llvm::Expected<json::Value> parsed = json::parse(text);
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
+  std::string error;
+  std::optional<json::Value> parsed =
+      parseJsonInput(text, "", "measurement file", error);
+  if (!parsed)
     return false;
-  }
   const json::Object *root = parsed->getAsObject();
   return root &&
          root->getString("format") == llvm::StringRef("tandem-nccl-bench");
@@ -39,10 +40,10 @@ CollectiveMeasurements::parse(llvm::StringRef text, llvm::StringRef origin,
     error = message.str();
     return std::nullopt;
   };
-  llvm::Expected<json::Value> parsed = json::parse(text);
+  std::optional<json::Value> parsed =
+      parseJsonInput(text, origin, "measurement file", error);
   if (!parsed)
-    return failWith(origin +
-                    ": not valid JSON: " + llvm::toString(parsed.takeError()));
+    return std::nullopt;
   const json::Object *root = parsed->getAsObject();
   if (!root)
     return failWith(origin + ": the top level must be a JSON object");

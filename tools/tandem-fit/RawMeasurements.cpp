@@ -1,6 +1,7 @@
 //===- RawMeasurements.cpp - tandem-calibrate's raw.json, read ------------===//
 
 #include "RawMeasurements.h"
+#include "tandem/Analysis/JsonInput.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/JSON.h"
@@ -97,12 +98,10 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
                                                       llvm::StringRef origin,
                                                       std::string &error) {
   error.clear();
-  llvm::Expected<json::Value> parsed = json::parse(text);
-  if (!parsed) {
-    error = (origin + ": not valid JSON: " + llvm::toString(parsed.takeError()))
-                .str();
+  std::optional<json::Value> parsed =
+      parseJsonInput(text, origin, "measurement file", error);
+  if (!parsed)
     return std::nullopt;
-  }
   const json::Object *root = parsed->getAsObject();
   if (!root) {
     error = (origin + ": the top level must be a JSON object").str();

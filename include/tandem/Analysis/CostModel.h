@@ -166,10 +166,6 @@ struct Calibration {
   CommCalibration comm;
   std::string origin; ///< The file (or text) it was read from.
 
-  /// Deepest nesting of arrays and objects a calibration file may have
-  /// (a real one has 3); deeper files are refused before they are parsed.
-  static constexpr unsigned kMaxNesting = 64;
-
   /// Reads and validates a calibration file. On failure returns
   /// std::nullopt and sets `error`, naming the file and the field.
   static std::optional<Calibration> load(llvm::StringRef path,

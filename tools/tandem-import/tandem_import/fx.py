@@ -111,6 +111,9 @@ def load(path_or_text):
             return json.load(f)
     except json.JSONDecodeError as err:
         raise ImportError_(f"the FX dump is not valid JSON: {err}") from None
+    except RecursionError:
+        raise ImportError_("the FX dump is nested too deeply to read (an FX dump "
+                           "nests a few levels)") from None
 
 
 def is_dump(text):

@@ -8,6 +8,7 @@ assumption), a node of 8 GPUs, groups spanning nodes hierarchical with one
 
 import itertools
 import json
+import math
 
 from .graph import ImportError_
 
@@ -55,12 +56,49 @@ def group_decl(name, size, devices, target, topology, override=None):
     return f"tandem.group @{name} size({size}) {kind} links({n} x {b:e} GBps, {lat:e} us)"
 
 
+# --groups-config: the figures a group's entry may override, and their checks.
+_CONFIG_NUMBERS = ("bandwidth_gbps", "latency_us", "inter_node_bandwidth_gbps",
+                   "inter_node_latency_us")
+_CONFIG_KEYS = ("topology", "links") + _CONFIG_NUMBERS
+
+
 def load_config(path):
+    """The "groups" of a --groups-config file, each checked: a wrong key or
+    value is an error naming the file and the entry, never a traceback."""
     if not path:
         return {}
-    with open(path) as f:
-        cfg = json.load(f)
-    return cfg.get("groups", {})
+    where = f"--groups-config {path}"
+    try:
+        with open(path) as f:
+            cfg = json.load(f)
+    except OSError as err:
+        raise ImportError_(f"{where}: {err.strerror or err}") from None
+    except json.JSONDecodeError as err:
+        raise ImportError_(f"{where}: not valid JSON: {err}") from None
+    except RecursionError:
+        raise ImportError_(f"{where}: nested too deeply to read") from None
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("groups", {}), dict):
+        raise ImportError_(f'{where}: expected {{"groups": {{<axis>: {{...}}}}}}')
+    groups = cfg.get("groups", {})
+    for axis, entry in groups.items():
+        at = f"{where}: groups.{axis}"
+        if not isinstance(entry, dict):
+            raise ImportError_(f"{at} must be an object")
+        for key, value in entry.items():
+            if key not in _CONFIG_KEYS:
+                raise ImportError_(f"{at}: unknown field '{key}' (known: "
+                                   f"{', '.join(_CONFIG_KEYS)})")
+            if key == "topology" and value not in TOPOLOGIES:
+                raise ImportError_(f"{at}: unknown topology '{value}' (known: "
+                                   f"{', '.join(TOPOLOGIES)})")
+            if key == "links" and (isinstance(value, bool) or not isinstance(value, int)
+                                   or value < 1):
+                raise ImportError_(f"{at}: links must be an integer >= 1, got {value!r}")
+            if key in _CONFIG_NUMBERS and (
+                    isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or value <= 0):
+                raise ImportError_(f"{at}: {key} must be a positive number, got {value!r}")
+    return groups
 
 
 class GroupTable:
