@@ -145,12 +145,24 @@ class Emitter:
         self.roles = roles
         for i in order:
             kind, u = units[i]
-            if kind == "region":
-                self.region(u)
-            elif kind == "fusion":
-                self.fusion(u)
-            else:
-                self.node(u)
+            try:
+                if kind == "region":
+                    self.region(u)
+                elif kind == "fusion":
+                    self.fusion(u)
+                else:
+                    self.node(u)
+            except (AssertionError, TypeError, ValueError, IndexError, KeyError,
+                    ArithmeticError) as err:
+                # The importer's own shape checks: an input whose recorded
+                # value shapes disagree with their ops (an edited or
+                # inconsistent FX dump) fails them, and so would a bug here.
+                first = (self.g.nodes[min(u.members)] if kind == "region" else
+                         self.g.nodes[min(u)] if kind == "fusion" else u)
+                raise ImportError_(
+                    f"{first.where()}: cannot be emitted ({type(err).__name__}: "
+                    f"{err}): its values' shapes do not fit the op (an edited or "
+                    "inconsistent input), or the importer has a bug") from None
 
     # -- regions ----------------------------------------------------------
     def region(self, r):

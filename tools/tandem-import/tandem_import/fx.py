@@ -18,6 +18,7 @@ No torch is needed here: a live GraphModule goes through fx_dump first.
 """
 
 import json
+import re
 
 from .graph import ELEMENTWISE, Graph, ImportError_, Node, Val, prod
 from .groups import GroupTable
@@ -121,6 +122,101 @@ def is_dump(text):
     return text.lstrip().startswith("{")
 
 
+# -- the dump's structure ----------------------------------------------------
+# Checked before any node is read, so that a malformed dump is an error naming
+# the field at fault, not a traceback from deep inside an op's translation.
+
+_SRC = re.compile(r'[^"\\\n]+:[0-9]+:[0-9]+$')
+
+
+def _expect(cond, where, what):
+    if not cond:
+        raise ImportError_(f"the FX dump is malformed: {where} {what}")
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_val(item, where):
+    if item is None:
+        return
+    _expect(isinstance(item, dict), where, "must be an object or null")
+    if "shape" not in item:
+        return  # not a tensor (a scalar or an opaque value)
+    shape = item["shape"]
+    _expect(isinstance(shape, list), where + ".shape", "must be a list")
+    for d in shape:
+        # Strings are symbolic sizes, refused later with their own error.
+        _expect(isinstance(d, str) or (_is_int(d) and d >= 0), where + ".shape",
+                f"must hold sizes >= 0 (or symbols), got {d!r}")
+    _expect(isinstance(item.get("dtype"), str), where + ".dtype", "must be a string")
+
+
+def check_dump(dump):
+    """Raises ImportError_ naming the first field of `dump` (past its format
+    and version) that does not have the type the reader relies on."""
+    mesh = dump.get("mesh") or {}
+    _expect(isinstance(mesh, dict), '"mesh"', "must be an object")
+    axes = mesh.get("axes", [])
+    _expect(isinstance(axes, list) and all(
+        isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and
+        _is_int(a[1]) and a[1] >= 1 for a in axes), '"mesh.axes"',
+        "must be a list of [name, size >= 1] pairs")
+    ids = mesh.get("device_ids")
+    _expect(ids is None or (isinstance(ids, list) and all(_is_int(i) for i in ids)),
+            '"mesh.device_ids"', "must be a list of integers")
+    for key in ("groups", "links", "orders", "param_names"):
+        _expect(isinstance(dump.get(key, {}), dict), f'"{key}"', "must be an object")
+    graphs = dump.get("graphs")
+    _expect(isinstance(graphs, list), '"graphs"', "must be a list")
+    names = set()
+    for gi, g in enumerate(graphs):
+        gw = f"graphs[{gi}]"
+        _expect(isinstance(g, dict) and isinstance(g.get("name"), str), gw,
+                'must be an object with a string "name"')
+        _expect(isinstance(g.get("nodes"), list), gw + ".nodes", "must be a list")
+        for ni, n in enumerate(g["nodes"]):
+            nw = f"{gw}.nodes[{ni}]"
+            _expect(isinstance(n, dict), nw, "must be an object")
+            for key in ("name", "op"):
+                _expect(isinstance(n.get(key), str), f"{nw}.{key}", "must be a string")
+            nw = f"node '{g['name']}/{n['name']}'"
+            if n["op"] == "call_function":
+                _expect(isinstance(n.get("target"), str), nw + " target",
+                        "must be a string")
+            _expect(isinstance(n.get("args", []), list), nw + " args", "must be a list")
+            _expect(isinstance(n.get("kwargs", {}), dict), nw + " kwargs",
+                    "must be an object")
+            _expect(isinstance(n.get("module", ""), str), nw + " module",
+                    "must be a string")
+            src = n.get("src", "")
+            _expect(isinstance(src, str) and (src == "" or _SRC.match(src)), nw + " src",
+                    f'must be "" or "file:line:col", got {src!r}')
+            val = n.get("val")
+            for vi, item in enumerate(val if isinstance(val, list) else [val]):
+                _check_val(item, nw + (f" val[{vi}]" if isinstance(val, list) else " val"))
+        names.add(g["name"])
+    for gname, table in dump.get("links", {}).items():
+        _expect(isinstance(table, dict), f'"links.{gname}"', "must be an object")
+        for pname, link in table.items():
+            lw = f'"links.{gname}.{pname}"'
+            _expect(isinstance(link, dict), lw, "must be an object")
+            if not link.get("ones"):
+                _expect(isinstance(link.get("graph"), str) and
+                        isinstance(link.get("value"), str), lw,
+                        'must name a "graph" and a "value"')
+    for oname, keys in dump.get("orders", {}).items():
+        _expect(isinstance(keys, list) and all(isinstance(k, str) for k in keys),
+                f'"orders.{oname}"', "must be a list of node names")
+    results = dump.get("results")
+    _expect(results is None or isinstance(results, list), '"results"', "must be a list")
+    for ri, r in enumerate(results or []):
+        _expect(isinstance(r, dict) and isinstance(r.get("graph"), str) and
+                isinstance(r.get("value"), str), f'"results[{ri}]"',
+                'must be an object naming a "graph" and a "value"')
+
+
 class FxReader:
     """Builds a Graph from a dump, in the order `order` names (a key of the
     dump's "orders"; "graph" is the graphs' own order)."""
@@ -132,6 +228,7 @@ class FxReader:
         if dump.get("version") != 1:
             raise ImportError_(f"FX dump version {dump.get('version')} is not "
                                "supported (version 1 is)")
+        check_dump(dump)
         self.d = dump
         self.order_name = order
         self.waits = waits
@@ -417,7 +514,16 @@ class FxReader:
             if op != "call_function":
                 raise ImportError_(f"node '{self.cur_name}': '{op}' nodes are not "
                                    "supported (only placeholder, call_function, output)")
-            self.env[key] = self._call(fx)
+            try:
+                self.env[key] = self._call(fx)
+            except (TypeError, KeyError, IndexError, ValueError, AttributeError,
+                    ArithmeticError) as err:
+                # The dump's structure was checked (check_dump); what is left
+                # is an op whose arguments do not have the form its ATen
+                # schema gives them.
+                raise ImportError_(f"node '{self.cur_name}' ({fx['target']}): its "
+                                   "arguments or value do not have the form this op "
+                                   f"takes ({type(err).__name__}: {err})") from None
         self._results(results, outputs)
         return self.g
 
