@@ -20,7 +20,7 @@ No torch is needed here: a live GraphModule goes through fx_dump first.
 import json
 import re
 
-from .graph import ELEMENTWISE, Graph, ImportError_, Node, Val, prod
+from .graph import ELEMENTWISE, Graph, ImportError_, Node, Val, is_int, prod
 from .groups import GroupTable
 
 
@@ -134,10 +134,6 @@ def _expect(cond, where, what):
         raise ImportError_(f"the FX dump is malformed: {where} {what}")
 
 
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _check_val(item, where):
     if item is None:
         return
@@ -148,7 +144,7 @@ def _check_val(item, where):
     _expect(isinstance(shape, list), where + ".shape", "must be a list")
     for d in shape:
         # Strings are symbolic sizes, refused later with their own error.
-        _expect(isinstance(d, str) or (_is_int(d) and d >= 0), where + ".shape",
+        _expect(isinstance(d, str) or (is_int(d) and d >= 0), where + ".shape",
                 f"must hold sizes >= 0 (or symbols), got {d!r}")
     _expect(isinstance(item.get("dtype"), str), where + ".dtype", "must be a string")
 
@@ -161,16 +157,15 @@ def check_dump(dump):
     axes = mesh.get("axes", [])
     _expect(isinstance(axes, list) and all(
         isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and
-        _is_int(a[1]) and a[1] >= 1 for a in axes), '"mesh.axes"',
+        is_int(a[1]) and a[1] >= 1 for a in axes), '"mesh.axes"',
         "must be a list of [name, size >= 1] pairs")
     ids = mesh.get("device_ids")
-    _expect(ids is None or (isinstance(ids, list) and all(_is_int(i) for i in ids)),
+    _expect(ids is None or (isinstance(ids, list) and all(is_int(i) for i in ids)),
             '"mesh.device_ids"', "must be a list of integers")
     for key in ("groups", "links", "orders", "param_names"):
         _expect(isinstance(dump.get(key, {}), dict), f'"{key}"', "must be an object")
     graphs = dump.get("graphs")
     _expect(isinstance(graphs, list), '"graphs"', "must be a list")
-    names = set()
     for gi, g in enumerate(graphs):
         gw = f"graphs[{gi}]"
         _expect(isinstance(g, dict) and isinstance(g.get("name"), str), gw,
@@ -196,7 +191,6 @@ def check_dump(dump):
             val = n.get("val")
             for vi, item in enumerate(val if isinstance(val, list) else [val]):
                 _check_val(item, nw + (f" val[{vi}]" if isinstance(val, list) else " val"))
-        names.add(g["name"])
     for gname, table in dump.get("links", {}).items():
         _expect(isinstance(table, dict), f'"links.{gname}"', "must be an object")
         for pname, link in table.items():

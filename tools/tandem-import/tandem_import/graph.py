@@ -56,6 +56,11 @@ def element_bytes(dtype):
     return max(1, int(m.group(1)) // 8) if m else 4
 
 
+def is_int(x):
+    """A JSON integer (Python's bool is an int, JSON's true is not)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def prod(xs):
     p = 1
     for x in xs:

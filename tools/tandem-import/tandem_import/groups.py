@@ -10,7 +10,7 @@ import itertools
 import json
 import math
 
-from .graph import ImportError_
+from .graph import ImportError_, is_int
 
 # target -> (links per GPU, GB/s per link per direction)
 NODE_NETWORKS = {"h100": (18, 25.0), "h200": (18, 25.0), "mi300x": (7, 64.0)}
@@ -49,11 +49,16 @@ def group_decl(name, size, devices, target, topology, override=None):
         n = 1 if size <= 2 else 2
         kind, b = "ring", total / n
     else:
-        raise ImportError_(f"unknown topology '{topo}' (known: {', '.join(TOPOLOGIES)})")
+        raise _unknown_topology(topo)
     n = int(o.get("links", n))
     b = float(o.get("bandwidth_gbps", b))
     lat = float(o.get("latency_us", LINK_LATENCY_US))
     return f"tandem.group @{name} size({size}) {kind} links({n} x {b:e} GBps, {lat:e} us)"
+
+
+def _unknown_topology(topo, where=""):
+    return ImportError_(f"{where}unknown topology '{topo}' (known: "
+                        f"{', '.join(TOPOLOGIES)})")
 
 
 # --groups-config: the figures a group's entry may override, and their checks.
@@ -89,10 +94,8 @@ def load_config(path):
                 raise ImportError_(f"{at}: unknown field '{key}' (known: "
                                    f"{', '.join(_CONFIG_KEYS)})")
             if key == "topology" and value not in TOPOLOGIES:
-                raise ImportError_(f"{at}: unknown topology '{value}' (known: "
-                                   f"{', '.join(TOPOLOGIES)})")
-            if key == "links" and (isinstance(value, bool) or not isinstance(value, int)
-                                   or value < 1):
+                raise _unknown_topology(value, at + ": ")
+            if key == "links" and (not is_int(value) or value < 1):
                 raise ImportError_(f"{at}: links must be an integer >= 1, got {value!r}")
             if key in _CONFIG_NUMBERS and (
                     isinstance(value, bool) or not isinstance(value, (int, float))
