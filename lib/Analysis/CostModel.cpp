@@ -288,19 +288,10 @@ std::optional<Calibration> Calibration::parse(llvm::StringRef text,
                                               llvm::StringRef origin,
                                               std::string &error) {
   std::optional<llvm::json::Value> parsed =
-      parseJsonInput(text, origin, "calibration file", error);
+      parseJsonObjectInput(text, origin, "calibration file", error, 1);
   if (!parsed)
     return std::nullopt;
   const llvm::json::Object *root = parsed->getAsObject();
-  if (!root) {
-    error = (origin + ": the top level must be a JSON object").str();
-    return std::nullopt;
-  }
-  std::optional<int64_t> version = root->getInteger("version");
-  if (!version || *version != 1) {
-    error = (origin + ": \"version\" must be 1").str();
-    return std::nullopt;
-  }
   const llvm::json::Array *rows = root->getArray("contention");
   if (!rows || rows->empty()) {
     error = (origin + ": \"contention\" must be a non-empty array").str();

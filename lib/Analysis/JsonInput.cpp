@@ -25,3 +25,23 @@ mlir::tandem::parseJsonInput(llvm::StringRef text, llvm::StringRef origin,
   }
   return std::move(*parsed);
 }
+
+std::optional<llvm::json::Value>
+mlir::tandem::parseJsonObjectInput(llvm::StringRef text, llvm::StringRef origin,
+                                   llvm::StringRef what, std::string &error,
+                                   std::optional<int64_t> version) {
+  std::optional<llvm::json::Value> parsed =
+      parseJsonInput(text, origin, what, error);
+  if (!parsed)
+    return std::nullopt;
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root) {
+    error = (origin + ": the top level must be a JSON object").str();
+    return std::nullopt;
+  }
+  if (version && root->getInteger("version") != *version) {
+    error = (origin + ": \"version\" must be " + llvm::Twine(*version)).str();
+    return std::nullopt;
+  }
+  return parsed;
+}

@@ -41,12 +41,10 @@ CollectiveMeasurements::parse(llvm::StringRef text, llvm::StringRef origin,
     return std::nullopt;
   };
   std::optional<json::Value> parsed =
-      parseJsonInput(text, origin, "measurement file", error);
+      parseJsonObjectInput(text, origin, "measurement file", error);
   if (!parsed)
     return std::nullopt;
   const json::Object *root = parsed->getAsObject();
-  if (!root)
-    return failWith(origin + ": the top level must be a JSON object");
   if (root->getString("format") != llvm::StringRef("tandem-nccl-bench"))
     return failWith(origin + ": \"format\" must be \"tandem-nccl-bench\"");
   if (root->getInteger("version") != int64_t(1))

@@ -99,19 +99,10 @@ std::optional<RawMeasurements> RawMeasurements::parse(llvm::StringRef text,
                                                       std::string &error) {
   error.clear();
   std::optional<json::Value> parsed =
-      parseJsonInput(text, origin, "measurement file", error);
+      parseJsonObjectInput(text, origin, "measurement file", error, 1);
   if (!parsed)
     return std::nullopt;
   const json::Object *root = parsed->getAsObject();
-  if (!root) {
-    error = (origin + ": the top level must be a JSON object").str();
-    return std::nullopt;
-  }
-  std::optional<int64_t> version = root->getInteger("version");
-  if (!version || *version != 1) {
-    error = (origin + ": \"version\" must be 1").str();
-    return std::nullopt;
-  }
   RawMeasurements raw;
   const json::Object *device = root->getObject("device");
   if (!device) {

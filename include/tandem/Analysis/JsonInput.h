@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,15 @@ std::optional<llvm::json::Value> parseJsonInput(llvm::StringRef text,
                                                 llvm::StringRef origin,
                                                 llvm::StringRef what,
                                                 std::string &error);
+
+/// `parseJsonInput` for formats whose top level is an object: also fails
+/// with "<origin>: the top level must be a JSON object", and, given
+/// `version`, with "<origin>: \"version\" must be <version>" unless the
+/// object's integer "version" is that. On success the value is an object.
+std::optional<llvm::json::Value>
+parseJsonObjectInput(llvm::StringRef text, llvm::StringRef origin,
+                     llvm::StringRef what, std::string &error,
+                     std::optional<int64_t> version = std::nullopt);
 
 } // namespace tandem
 } // namespace mlir
