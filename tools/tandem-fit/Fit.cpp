@@ -590,6 +590,9 @@ void fit::writeCalibrationJson(const FitResult &fit, const RawMeasurements &raw,
        << "_latency_us\": " << llvm::format("%.3f", k.latencyUs) << ",\n    \""
        << kernelKeyPrefix(k.kernel)
        << "_hbm_efficiency\": " << llvm::format("%.4f", k.hbmEfficiency);
+  if (fit.gemmsHoldSms)
+    os << ",\n    \"gemms_hold_sms\": "
+       << (*fit.gemmsHoldSms ? "true" : "false");
   os << "\n  },";
   if (fit.copyEngine)
     writeCopyEngineContention(*fit.copyEngine, os);

@@ -108,7 +108,11 @@ struct FitResult {
   std::vector<bool> memoryAssumed;
   /// The copy-engine point, from `copy_engine_pairs` (unset without them);
   /// a side without pairs keeps the built-in factor.
-  std::optional<ContentionPoint> copyEngine;
+  std::optional<ContentionPoint> copyEngine; /// The SM-residency rule the pairs
+                                             /// were fitted with, written as
+  /// `gemms_hold_sms` when set (tandem-fit --residency on|off); unset, the
+  /// file leaves the target's rule.
+  std::optional<bool> gemmsHoldSms;
 };
 
 /// The error threshold the fit aims for (the calibration issue's goal).

@@ -96,6 +96,14 @@ static cl::opt<std::string> baseCalibration(
              "model before calibration uses"),
     cl::value_desc("calibration.json"), cl::cat(fitCategory));
 
+static cl::opt<std::string> residencyMode(
+    "residency",
+    cl::desc("The SM-residency rule the pairs are fitted with: 'target' "
+             "(the target preset's; the file leaves it to the target), 'on' "
+             "or 'off' (written as gemms_hold_sms). Either way the report "
+             "compares the pairs' errors under both rules"),
+    cl::value_desc("target|on|off"), cl::init("target"), cl::cat(fitCategory));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tandem-fit: error: " << message << "\n";
   return 1;
@@ -120,6 +128,15 @@ struct Evaluation {
   std::vector<PairPrediction> memoryBefore, memoryAfter;
   std::vector<double> hbmBefore, hbmAfter;
   std::vector<double> kernelBefore, kernelAfter;
+};
+
+/// The GEMM pairs predicted under the SM-residency rule the written file
+/// does not use, with the contention table fitted under that rule: the
+/// report's check of which rule the pairs support.
+struct ResidencyCheck {
+  bool used = true;       ///< gemms_hold_sms of the written file.
+  bool fromTarget = true; ///< The target's rule, not --residency.
+  std::vector<PairPrediction> other;
 };
 
 /// How the report names a measured kernel.
@@ -147,18 +164,22 @@ class Report {
 public:
   Report(const RawMeasurements &raw, StringRef rawPath, const FitResult &fit,
          const CostModel &before, const CostModel &after,
-         const Evaluation &eval)
+         const Evaluation &eval, const ResidencyCheck &residency)
       : raw(raw), rawPath(rawPath), fit(fit), before(before), after(after),
-        eval(eval) {}
+        eval(eval), residency(residency) {}
 
   /// The summary rows, for the report and for stdout.
   std::vector<Row> summaryRows() const;
   void write(llvm::raw_ostream &os) const;
+  /// One line comparing the pairs' span errors under both SM-residency
+  /// rules (empty without GEMM pairs).
+  std::string residencySummary() const;
 
 private:
   void writeParameters(llvm::raw_ostream &os) const;
   void writeGemmStructure(llvm::raw_ostream &os) const;
   void writeContention(llvm::raw_ostream &os) const;
+  void writeResidency(llvm::raw_ostream &os) const;
   void writeSingles(llvm::raw_ostream &os) const;
   void writeBandwidth(llvm::raw_ostream &os) const;
   void writeKernels(llvm::raw_ostream &os) const;
@@ -171,7 +192,27 @@ private:
   const FitResult &fit;
   const CostModel &before, &after;
   const Evaluation &eval;
+  const ResidencyCheck &residency;
 };
+
+/// |errors| of the pairs' three durations under one set of predictions.
+struct PairErrors {
+  ErrorSummary gemm, copy, span;
+};
+PairErrors pairErrors(const RawMeasurements &raw,
+                      const std::vector<PairPrediction> &predicted) {
+  std::vector<double> g, c, s;
+  for (auto [i, p] : llvm::enumerate(raw.pairs)) {
+    g.push_back(
+        relativeError(predicted[i].primaryOverlappedUs, p.gemmOverlappedUs));
+    c.push_back(
+        relativeError(predicted[i].copyOverlappedUs, p.copyOverlappedUs));
+    s.push_back(relativeError(predicted[i].spanUs, p.spanUs));
+  }
+  return {ErrorSummary::of(g), ErrorSummary::of(c), ErrorSummary::of(s)};
+}
+
+StringRef onOff(bool on) { return on ? "on" : "off"; }
 
 } // namespace
 
@@ -280,6 +321,7 @@ void Report::write(llvm::raw_ostream &os) const {
   writeParameters(os);
   writeGemmStructure(os);
   writeContention(os);
+  writeResidency(os);
   writeChoices(os);
   writeSingles(os);
   writeBandwidth(os);
@@ -393,6 +435,54 @@ void Report::writeContention(llvm::raw_ostream &os) const {
         "gemm_slowdown on the GEMM streams of the pairs, comm_slowdown on "
         "the stand-in kernel of all pairs, memory_slowdown on the "
         "element-wise stream of the memory pairs.\n\n";
+}
+
+std::string Report::residencySummary() const {
+  if (raw.pairs.empty())
+    return "";
+  PairErrors used = pairErrors(raw, eval.pairAfter),
+             other = pairErrors(raw, residency.other);
+  return llvm::formatv("SM residency: pairs: span {0} with gemms_hold_sms "
+                       "{1}, {2} with it {3} (the file: {1}, {4})",
+                       absPct(used.span.medianAbs), onOff(residency.used),
+                       absPct(other.span.medianAbs), onOff(!residency.used),
+                       residency.fromTarget ? "the target's" : "--residency")
+      .str();
+}
+
+void Report::writeResidency(llvm::raw_ostream &os) const {
+  if (raw.pairs.empty())
+    return;
+  PairErrors used = pairErrors(raw, eval.pairAfter),
+             other = pairErrors(raw, residency.other);
+  os << "## SM residency\n\n"
+     << "With `gemms_hold_sms` on, a collective issued after a GEMM that "
+        "holds every SM gets none until that GEMM ends (docs/cost-model.md, "
+        "\"SM residency\"). The pairs under each rule, each with its own "
+        "fitted contention table (median / max |error|):\n\n"
+     << "| gemms_hold_sms | GEMMs overlapped | stand-in overlapped | span |\n"
+     << "|---|---|---|---|\n";
+  auto row = [&](bool on, const PairErrors &e, StringRef note) {
+    os << "| " << onOff(on) << note << " | " << absPct(e.gemm.medianAbs)
+       << " / " << absPct(e.gemm.maxAbs) << " | " << absPct(e.copy.medianAbs)
+       << " / " << absPct(e.copy.maxAbs) << " | " << absPct(e.span.medianAbs)
+       << " / " << absPct(e.span.maxAbs) << " |\n";
+  };
+  row(residency.used, used, " (the file's)");
+  row(!residency.used, other, "");
+  bool otherBetter = other.span.meanAbs < used.span.meanAbs;
+  os << "\nThe pairs' spans fit better with the rule "
+     << onOff(otherBetter ? !residency.used : residency.used)
+     << " (mean |error| "
+     << absPct(std::min(used.span.meanAbs, other.span.meanAbs)) << " against "
+     << absPct(std::max(used.span.meanAbs, other.span.meanAbs))
+     << "). The file uses " << onOff(residency.used) << " ("
+     << (residency.fromTarget ? "the target's rule" : "--residency") << ")";
+  if (otherBetter)
+    os << "; `--residency " << onOff(!residency.used) << "` writes the other";
+  os << ". The pairs release both sides at once: they do not show whether "
+        "a collective issued while a GEMM is already running waits for it, "
+        "which is what the rule decides inside a step.\n\n";
 }
 
 void Report::writeSingles(llvm::raw_ostream &os) const {
@@ -709,12 +799,21 @@ int main(int argc, char **argv) {
       "calibration file the cost model loads (--out) and a Markdown\nreport "
       "of the prediction error before and after calibration (--report).\n");
 
+  if (residencyMode != "target" && residencyMode != "on" &&
+      residencyMode != "off")
+    return fail("--residency must be target, on or off, got '" + residencyMode +
+                "'");
   auto buffer = llvm::MemoryBuffer::getFile(inputFilename);
   if (!buffer)
     return fail("cannot read '" + inputFilename +
                 "': " + buffer.getError().message());
-  if (CollectiveMeasurements::isNcclBench((*buffer)->getBuffer()))
+  if (CollectiveMeasurements::isNcclBench((*buffer)->getBuffer())) {
+    if (residencyMode != "target")
+      return fail("--residency is only used with tandem-calibrate "
+                  "measurements, and " +
+                  inputFilename + " holds tandem-nccl-bench's");
     return fitCollectiveMeasurements((*buffer)->getBuffer());
+  }
   if (!groupSpec.empty() || !baseCalibration.empty())
     return fail(llvm::Twine(groupSpec.empty() ? "--calibration" : "--group") +
                 " is only used with tandem-nccl-bench measurements, and " +
@@ -741,29 +840,53 @@ int main(int argc, char **argv) {
                 ": pass the --target preset of the measured GPU");
   Type bf16 = Builder(&context).getBF16Type();
 
-  std::optional<FitResult> fitted =
-      fitCalibration(*raw, inputFilename, targetSpec, bf16, error);
-  if (!fitted)
-    return fail(error);
-  std::string calibrationText;
-  llvm::raw_string_ostream calibrationStream(calibrationText);
-  writeCalibrationJson(*fitted, *raw, inputFilename, calibrationStream);
-
-  // The model after calibration is the one the file gives.
+  // Fits with the SM-residency rule `holdSms`, writes the file into `text`
+  // and loads it back: the model after calibration is the one the file
+  // gives.
   StringRef calibrationOrigin = outputFilename.empty()
                                     ? StringRef("<calibration>")
                                     : StringRef(outputFilename);
-  std::optional<Calibration> calibration =
-      Calibration::parse(calibrationText, calibrationOrigin, error);
-  GpuSpec afterSpec = targetSpec;
-  if (!calibration || !calibration->applyTo(afterSpec, error))
-    return fail("the calibration written does not load back (a tandem-fit "
-                "bug): " +
-                error);
+  auto fitWith = [&](bool holdSms, bool write, std::string &text,
+                     std::optional<FitResult> &fitted,
+                     std::optional<CostModel> &model) -> bool {
+    GpuSpec spec = targetSpec;
+    spec.gemmsHoldSms = holdSms;
+    fitted = fitCalibration(*raw, inputFilename, spec, bf16, error);
+    if (!fitted)
+      return false;
+    if (write)
+      fitted->gemmsHoldSms = holdSms;
+    llvm::raw_string_ostream os(text);
+    writeCalibrationJson(*fitted, *raw, inputFilename, os);
+    std::optional<Calibration> calibration =
+        Calibration::parse(text, calibrationOrigin, error);
+    GpuSpec afterSpec = spec;
+    if (!calibration || !calibration->applyTo(afterSpec, error)) {
+      error = "the calibration written does not load back (a tandem-fit "
+              "bug): " +
+              error;
+      return false;
+    }
+    model.emplace(afterSpec, calibration->contention);
+    return true;
+  };
+  ResidencyCheck residency;
+  residency.fromTarget = residencyMode == "target";
+  residency.used =
+      residency.fromTarget ? targetSpec.gemmsHoldSms : residencyMode == "on";
+  std::string calibrationText, otherText;
+  std::optional<FitResult> fitted, otherFit;
+  std::optional<CostModel> after, otherModel;
+  if (!fitWith(residency.used, !residency.fromTarget, calibrationText, fitted,
+               after) ||
+      !fitWith(!residency.used, true, otherText, otherFit, otherModel))
+    return fail(error);
   CostModel before(targetSpec, ContentionTable::defaults());
-  CostModel after(afterSpec, calibration->contention);
-  Evaluation eval = evaluate(*raw, before, after, bf16);
-  Report report(*raw, inputFilename, *fitted, before, after, eval);
+  Evaluation eval = evaluate(*raw, before, *after, bf16);
+  Predictor otherPredictor(*otherModel, bf16);
+  for (const GemmPair &p : raw->pairs)
+    residency.other.push_back(otherPredictor.pair(p));
+  Report report(*raw, inputFilename, *fitted, before, *after, eval, residency);
 
   if (!outputFilename.empty() &&
       !writeFile(outputFilename, error,
@@ -786,6 +909,9 @@ int main(int argc, char **argv) {
                    << absPct(b.maxAbs) << " -> " << absPct(a.medianAbs) << " / "
                    << absPct(a.maxAbs) << "\n";
     }
+    std::string residencyLine = report.residencySummary();
+    if (!residencyLine.empty())
+      llvm::outs() << "  " << residencyLine << "\n";
   }
   return 0;
 }

@@ -9,10 +9,14 @@ code, so a wrong fit or a drift between the two fails the test.
 
   python3 make-synthetic.py plain    > synthetic-plain.json
   python3 make-synthetic.py overhead > synthetic-overhead.json
+  python3 make-synthetic.py coresident > synthetic-coresident.json
 
 "plain" has no per-wave overhead: the documented formula fits it exactly.
 "overhead" adds 6 us per GEMM wave, which one efficiency cannot absorb over
 K = 1536 .. 8192, so the fit must use the gemm_wave_overhead_us extension.
+"coresident" is "plain" without SM residency: the stand-in gets its SMs
+beside GEMMs on all SMs at once (as the emulated fabric's kernel measured
+on the H100 and H200), so only `tandem-fit --residency off` fits it exactly.
 """
 import json
 import math
@@ -25,6 +29,8 @@ HBM = 4800e9  # h200 preset, B/s
 PARAMS = {
     "plain": dict(eff=0.85, overhead=0.0, launch=2.5, hbm_eff=0.92),
     "overhead": dict(eff=0.82, overhead=6.0, launch=3.0, hbm_eff=0.88),
+    "coresident": dict(eff=0.85, overhead=0.0, launch=2.5, hbm_eff=0.92,
+                       coresident=True),
 }
 # comm_sms -> (gemm, memory, comm) slowdowns
 CONTENTION = {8: (1.10, 1.05, 1.12), 16: (1.15, 1.08, 1.14),
@@ -107,7 +113,7 @@ def main():
             for target in (0, SMS - ctas):
                 alone = gemm_us(p, m, n, k, target or SMS)
                 contended = gemm_us(p, m, n, k, SMS - ctas) * g
-                if target == 0:
+                if target == 0 and not p.get("coresident"):
                     # SM residency: GEMMs on all SMs, issued before the
                     # copy, keep it off the SMs until the last one ends.
                     g_end = count * alone
