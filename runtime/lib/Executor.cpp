@@ -4,6 +4,7 @@
 
 #include "tandem/runtime/CudnnAttention.h"
 
+#include "PeerMemory.h"
 #include "tandem/runtime/Kernels.h"
 #include "tandem/runtime/MemoryPlanner.h"
 #include "tandem/runtime/PlanAccesses.h"
@@ -91,7 +92,7 @@ int64_t collectiveTraffic(CollectiveKind kind, int64_t inBytes,
 std::vector<CommunicatorKey> communicatorKeys(const Plan &plan) {
   std::vector<CommunicatorKey> keys;
   for (const Step &s : plan.steps)
-    if (s.kind == StepKind::Collective) {
+    if (s.kind == StepKind::Collective && !s.copyEngine) {
       CommunicatorKey key{s.group, s.commSms};
       if (std::find(keys.begin(), keys.end(), key) == keys.end())
         keys.push_back(key);
@@ -100,18 +101,20 @@ std::vector<CommunicatorKey> communicatorKeys(const Plan &plan) {
   return keys;
 }
 
-std::string checkCollectiveMode(const Plan &plan, CollectiveMode mode) {
-  if (mode != CollectiveMode::Nccl)
+std::string checkCollectiveMode(const Plan &plan, CollectiveMode mode,
+                                bool hasExchange) {
+  if (mode != CollectiveMode::Nccl || hasExchange)
     return "";
   for (size_t i = 0; i < plan.steps.size(); ++i)
     if (plan.steps[i].copyEngine)
       return stepWhere(plan, i) +
-             ": transport copy_engine: real copy-engine collectives across "
-             "GPUs (peer cudaMemcpyAsync over NVLink within a process, CUDA "
-             "IPC between processes) are not built in this runtime yet; run "
-             "one rank's program on one GPU (--emulate-fabric or "
-             "--standin-collectives), or export the plan without copy-engine "
-             "transport";
+             ": transport copy_engine: a copy-engine collective across GPUs "
+             "pulls the peers' buffers directly, and this launcher gives no "
+             "exchange of the ranks' buffer addresses "
+             "(ExecutorOptions::exchange); run with tandem-run (threads or "
+             "mpirun on one node), one rank's program on one GPU "
+             "(--emulate-fabric or --standin-collectives), or export the plan "
+             "without copy-engine transport";
   return "";
 }
 
@@ -187,6 +190,15 @@ struct Executor::Impl {
   /// its pacing stamp writes (null for every other step), in `timerSlots`.
   std::vector<uint64_t *> copyEngineTimer;
   void *timerSlots = nullptr;
+  /// Nccl mode with copy-engine collectives: the peers' memory, and per step
+  /// its index among the copy-engine collectives (-1 for every other step)
+  /// and its input as each rank's buffer appears to this device.
+  std::unique_ptr<detail::PeerMemory> peers;
+  std::vector<int64_t> copyEngineIndex;
+  std::vector<std::vector<const void *>> peerInputs;
+  bool connectPeers(std::string &error);
+  bool launchPeerCopyEngine(size_t index, cudaStream_t stream,
+                            std::string &error);
 
   ~Impl();
   bool allocate(void **ptr, int64_t bytes, const std::string &what,
@@ -354,7 +366,9 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     }
   }
   // Collective mode requirements, checked before any device work.
-  if (std::string e = checkCollectiveMode(x.plan, options.mode); !e.empty()) {
+  if (std::string e = checkCollectiveMode(x.plan, options.mode,
+                                          static_cast<bool>(options.exchange));
+      !e.empty()) {
     error = e;
     return nullptr;
   }
@@ -769,6 +783,12 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       int64_t rows, cols;
       view2d(buf(1), rows, cols);
       need = normGradScratchBytes(rows, cols);
+    } else if (s.kind == StepKind::Collective && s.copyEngine &&
+               options.mode == CollectiveMode::Nccl) {
+      // The n-1 peer blocks a reduce-scatter pulls, staged whole.
+      need = emulatedStagingBytes(
+          s.collective, x.plan.buffers[s.inputs[0]].bytes(),
+          static_cast<int>(x.plan.groups[s.group].size));
     } else if (s.kind == StepKind::Collective &&
                options.mode != CollectiveMode::Nccl) {
       need = 64ll << 20; // traffic is streamed cyclically through this
@@ -832,6 +852,8 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
       x.comms[keys[k]] = comm;
     }
   }
+  if (options.mode == CollectiveMode::Nccl && !x.connectPeers(error))
+    return nullptr;
   // Copy-engine collectives' pacing stamps: one slot per such step, since
   // two of them on different streams may run at once.
   x.copyEngineTimer.assign(numSteps, nullptr);
@@ -856,6 +878,93 @@ std::unique_ptr<Executor> Executor::create(const Plan &plan,
     x.emulationSummary += os.str();
   }
   return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+bool Executor::Impl::connectPeers(std::string &error) {
+  size_t numSteps = plan.steps.size();
+  copyEngineIndex.assign(numSteps, -1);
+  int64_t count = 0;
+  for (size_t i = 0; i < numSteps; ++i)
+    if (plan.steps[i].copyEngine)
+      copyEngineIndex[i] = count++;
+  if (count == 0)
+    return true;
+  // Each copy-engine input lives in one allocation (an input's own, a
+  // separate buffer's, or the arena) at an offset every rank shares: the
+  // ranks run one plan with one memory plan.
+  std::vector<void *> regions;
+  std::vector<std::pair<size_t, int64_t>> regionOf(numSteps, {0, 0});
+  for (size_t i = 0; i < numSteps; ++i) {
+    if (copyEngineIndex[i] < 0)
+      continue;
+    int64_t b = plan.steps[i].inputs[0], root = b;
+    while (plan.buffers[root].role == Buffer::Role::View)
+      root = plan.buffers[root].viewOf;
+    void *base = plan.buffers[root].role == Buffer::Role::Temp &&
+                         !options.separateBuffers
+                     ? arena
+                     : static_cast<void *>(bufferPtr[root]);
+    auto it = std::find(regions.begin(), regions.end(), base);
+    size_t k = it - regions.begin();
+    if (it == regions.end())
+      regions.push_back(base);
+    regionOf[i] = {k, base ? bufferPtr[b] - static_cast<char *>(base) : 0};
+  }
+  int n = options.worldSize;
+  peers = detail::PeerMemory::connect(options.rank, n, options.device, regions,
+                                      2 * count * n, options.exchange, error);
+  if (!peers)
+    return false;
+  peerInputs.assign(numSteps, {});
+  for (size_t i = 0; i < numSteps; ++i) {
+    if (copyEngineIndex[i] < 0)
+      continue;
+    for (int p = 0; p < n; ++p) {
+      char *base = peers->region(p, regionOf[i].first);
+      peerInputs[i].push_back(base ? base + regionOf[i].second : nullptr);
+    }
+  }
+  emulationSummary = "COPY-ENGINE COLLECTIVES: " + std::to_string(count) +
+                     " collective(s) pull the peers' buffers with "
+                     "cudaMemcpyAsync on this GPU's copy engines (" +
+                     peers->summary() + ")";
+  return true;
+}
+
+bool Executor::Impl::launchPeerCopyEngine(size_t index, cudaStream_t stream,
+                                          std::string &error) {
+  // Ready: every rank this one reads from has its input in place (and each
+  // rank that reads this one learns that this input is). Done: every rank
+  // that reads this one's input has finished, so that the step, and with it
+  // the input's lifetime on this rank, ends only then.
+  const Step &s = plan.steps[index];
+  const Buffer &in = plan.buffers[s.inputs[0]];
+  const Buffer &out = plan.buffers[s.outputs[0]];
+  int n = options.worldSize, rank = options.rank;
+  int64_t slot = 2 * copyEngineIndex[index] * n;
+  int to = -1, from = -1;
+  const void *src = bufferPtr[s.inputs[0]];
+  const void *const *pulls = peerInputs[index].data();
+  if (s.collective == CollectiveKind::Permute) {
+    int shift = static_cast<int>(((s.shift % n) + n) % n);
+    to = (rank + shift) % n;
+    from = (rank - shift + n) % n;
+    src = peerInputs[index][from];
+    pulls = nullptr;
+  }
+  bool alone = n == 1 || (to == rank && from == rank);
+  auto handshake = [&](int64_t at, int signalTo, int waitFrom) {
+    return alone || launchPeerSignalWait(peers->signalTable(), n, rank, at,
+                                         signalTo, waitFrom, peers->epoch(),
+                                         options.timeoutSeconds, stream, error);
+  };
+  return handshake(slot, to, from) &&
+         launchCopyEngineCollective(s.collective, s.reduce, src, in.elements(),
+                                    bufferPtr[s.outputs[0]], out.elements(),
+                                    in.type, n, rank, scratch[s.stream],
+                                    scratchBytes[s.stream], nullptr, -1.0,
+                                    stream, error, pulls) &&
+         handshake(slot + n, from, to);
 }
 
 bool Executor::initialiseInputs(uint64_t seed, std::string &error) {
@@ -902,7 +1011,9 @@ bool Executor::Impl::launchCollective(size_t index, cudaStream_t stream,
   const char *src = bufferPtr[s.inputs[0]];
   char *dst = bufferPtr[s.outputs[0]];
   int64_t n = plan.groups[s.group].size;
-  if (s.copyEngine && options.mode != CollectiveMode::Nccl) {
+  if (s.copyEngine && options.mode == CollectiveMode::Nccl)
+    return launchPeerCopyEngine(index, stream, error);
+  if (s.copyEngine) {
     // Paced to the target like the kernel below; unpaced as a stand-in.
     double pace =
         options.mode == CollectiveMode::Emulated
@@ -1123,6 +1234,9 @@ bool Executor::Impl::launch(size_t index, std::string &error) {
 
 bool Executor::Impl::enqueue(std::string &error) {
   cudaStream_t main = streams[0];
+  // A new epoch for the copy-engine handshakes, before any stream forks.
+  if (peers && !launchAdvanceEpoch(peers->epoch(), main, error))
+    return false;
   if (!cuda(cudaEventRecord(forkEvent, main), "cudaEventRecord", error))
     return false;
   // Fork: every stream starts after the step's start.

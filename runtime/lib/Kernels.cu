@@ -42,9 +42,7 @@ namespace {
 // Element types and launch helpers
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct TypeTag {
-  using type = T;
-};
+template <typename T> struct TypeTag { using type = T; };
 
 /// Calls `fn(TypeTag<T>{})` with the CUDA type of `type`.
 template <typename Fn> void withType(DType type, Fn &&fn) {
@@ -461,7 +459,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   mean = 0.0f;
   if (kind == NormKind::Layer) {
     float sum = 0.0f;
-    row.forEach([&](int64_t, const float (&v)[V]) {
+    row.forEach([&](int64_t, const float(&v)[V]) {
 #pragma unroll
       for (int e = 0; e < V; ++e)
         sum += v[e];
@@ -470,7 +468,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   }
   float squares = 0.0f;
   float m = mean;
-  row.forEach([&](int64_t, const float (&v)[V]) {
+  row.forEach([&](int64_t, const float(&v)[V]) {
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       float centred = v[e] - m;
@@ -491,7 +489,7 @@ __global__ void __launch_bounds__(kNormThreads)
   float mean, rstd;
   rowStatistics(kind, row, cols, shared, mean, rstd);
   X *out = y + r * cols;
-  row.forEach([&](int64_t p, const float (&v)[V]) {
+  row.forEach([&](int64_t p, const float(&v)[V]) {
     float weight[V], result[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -534,7 +532,7 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
       fn(p, xv, gv);
     }
   };
-  visit([&](int64_t p, const float (&xv)[V], const float (&dv)[V]) {
+  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
     float weight[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -549,7 +547,7 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
   float meanG = kind == NormKind::Layer ? blockSum(sumG, shared) / n : 0.0f;
   float meanGX = blockSum(sumGX, shared) / n;
   X *out = dx + r * cols;
-  visit([&](int64_t p, const float (&xv)[V], const float (&dv)[V]) {
+  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
     float weight[V], result[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -885,7 +883,7 @@ __global__ void softmaxForwardKernel(const float *scores, int64_t rows,
   // blockSum's barriers order every read above before the writes below.
   float inverse = 1.0f / blockSum(localSum, shared);
 
-  auto write = [&](int64_t p, const float (&v)[V]) {
+  auto write = [&](int64_t p, const float(&v)[V]) {
     float result[V];
 #pragma unroll
     for (int e = 0; e < V; ++e)
@@ -1199,12 +1197,52 @@ __global__ void __launch_bounds__(32)
     __nanosleep(128);
 }
 
+/// Cross-rank ordering of copy-engine collectives between ranks that map
+/// each other's memory (launchPeerSignalWait). Thread t of the one CTA
+/// handles rank t, t + blockDim.x, ...: it first stores this step's epoch
+/// into slot `slot + rank` of rank t's signal array (where t is a rank to
+/// signal), after a system-scope fence so that everything this stream wrote
+/// before is visible to t first; then it spins until slot `slot + t` of
+/// this rank's own array holds at least the epoch (where t is a rank to
+/// wait for). A wait longer than `timeoutNs` traps (an error the host
+/// reports) instead of spinning forever on a peer that is gone.
+__global__ void __launch_bounds__(256)
+    peerSignalWaitKernel(uint64_t *const *signalBases, int groupSize, int rank,
+                         int64_t slot, int signalTo, int waitFrom,
+                         const uint64_t *epochSlot, uint64_t timeoutNs) {
+  const uint64_t epoch = *epochSlot;
+  __threadfence_system();
+  for (int t = threadIdx.x; t < groupSize; t += blockDim.x)
+    if (t != rank && (signalTo < 0 || t == signalTo))
+      *reinterpret_cast<volatile uint64_t *>(signalBases[t] + slot + rank) =
+          epoch;
+  const volatile uint64_t *own = signalBases[rank] + slot;
+  const uint64_t start = globalTimerNs();
+  for (int t = threadIdx.x; t < groupSize; t += blockDim.x) {
+    if (t == rank || (waitFrom >= 0 && t != waitFrom))
+      continue;
+    while (own[t] < epoch) {
+      if (globalTimerNs() - start > timeoutNs)
+        __trap();
+      __nanosleep(256);
+    }
+  }
+  __threadfence_system();
+}
+
+__global__ void __launch_bounds__(32) advanceEpochKernel(uint64_t *epoch) {
+  if (threadIdx.x == 0)
+    *epoch += 1;
+}
+
 /// The reduction of a copy-engine reduce-scatter: out = reduce(own, the
 /// `staged` blocks of `block` elements each), N elements per item (one
 /// 16-byte pack, or 1 where the layout does not allow packs). Accumulated
-/// in double: the staged blocks are copies of `own` (every rank holds this
-/// rank's data), so each partial sum k x is exact and the result, rounded
-/// once, is bitwise the stand-in's factor * x.
+/// in double and rounded once. On one GPU the staged blocks are copies of
+/// `own` (every rank holds this rank's data), so each partial sum k x is
+/// exact and the result is bitwise the stand-in's factor * x; across ranks
+/// the order (own, then rank+1, rank+2, ...) is fixed, so the result is
+/// reproducible run to run.
 template <typename T, int N>
 __global__ void copyEngineReduceKernel(const T *own, const T *staged,
                                        int64_t block, int stagedBlocks,
@@ -1957,6 +1995,39 @@ bool measureEmulatedCollectiveOffset(cudaStream_t stream, void *scratch,
   return true;
 }
 
+bool launchPeerSignalWait(uint64_t *const *signalBases, int groupSize, int rank,
+                          int64_t slot, int signalTo, int waitFrom,
+                          const uint64_t *epoch, double timeoutSeconds,
+                          cudaStream_t stream, std::string &error) {
+  const char *what = "launchPeerSignalWait";
+  if (groupSize < 1 || rank < 0 || rank >= groupSize)
+    return fail(error, std::string(what) + ": rank " + std::to_string(rank) +
+                           " is not in a group of " +
+                           std::to_string(groupSize));
+  if (signalTo >= groupSize || waitFrom >= groupSize)
+    return fail(error, std::string(what) + ": peer outside the group");
+  if (!signalBases || !epoch || slot < 0)
+    return fail(error, std::string(what) + ": null signal table or epoch");
+  if (!(timeoutSeconds > 0))
+    return fail(error, std::string(what) + ": the timeout must be positive");
+  if (groupSize == 1)
+    return true;
+  uint64_t timeoutNs =
+      static_cast<uint64_t>(std::min(timeoutSeconds, 1e9) * 1e9);
+  int threads = std::min(256, (groupSize + 31) / 32 * 32);
+  peerSignalWaitKernel<<<1, threads, 0, stream>>>(
+      signalBases, groupSize, rank, slot, signalTo, waitFrom, epoch, timeoutNs);
+  return checkLaunch(what, error);
+}
+
+bool launchAdvanceEpoch(uint64_t *epoch, cudaStream_t stream,
+                        std::string &error) {
+  if (!epoch)
+    return fail(error, "launchAdvanceEpoch: null epoch");
+  advanceEpochKernel<<<1, 32, 0, stream>>>(epoch);
+  return checkLaunch("launchAdvanceEpoch", error);
+}
+
 int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
                              int groupSize) {
   int64_t n = groupSize;
@@ -1977,7 +2048,8 @@ bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
                                 int64_t outCount, DType type, int groupSize,
                                 int rank, void *staging, int64_t stagingBytes,
                                 uint64_t *timerSlot, double paceUs,
-                                cudaStream_t stream, std::string &error) {
+                                cudaStream_t stream, std::string &error,
+                                const void *const *peerInputs) {
   std::string what = std::string("launchCopyEngineCollective(") +
                      collectiveKindName(kind) + ")";
   bool gather = kind == CollectiveKind::AllGather;
@@ -2002,7 +2074,7 @@ bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
     int64_t bytes = inCount * dtypeBytes(type);
     if (bytes > 0) {
       cudaError_t status =
-          cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, stream);
+          cudaMemcpyAsync(out, in, bytes, cudaMemcpyDefault, stream);
       if (status != cudaSuccess)
         return fail(error, what + ": cudaMemcpyAsync of " +
                                std::to_string(bytes) +
@@ -2053,11 +2125,22 @@ bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
   const char *src = static_cast<const char *>(in);
   char *dst = static_cast<char *>(out);
   char *stage = static_cast<char *>(staging);
+  // Rank p's input as this device addresses it: `in` itself on one GPU.
+  auto inputOf = [&](int p) {
+    return peerInputs ? static_cast<const char *>(peerInputs[p]) : src;
+  };
+  if (peerInputs && blockBytes > 0)
+    for (int p = 0; p < groupSize; ++p)
+      if (!peerInputs[p])
+        return fail(error,
+                    what + ": no input pointer for rank " + std::to_string(p));
   auto copy = [&](void *to, const void *from) {
     if (blockBytes == 0)
       return true;
+    // cudaMemcpyDefault: a peer's buffer may live on another device (peer
+    // access or a CUDA IPC mapping); UVA names the direction.
     cudaError_t status =
-        cudaMemcpyAsync(to, from, blockBytes, cudaMemcpyDeviceToDevice, stream);
+        cudaMemcpyAsync(to, from, blockBytes, cudaMemcpyDefault, stream);
     if (status == cudaSuccess)
       return true;
     return fail(error, what + ": cudaMemcpyAsync of " +
@@ -2085,11 +2168,10 @@ bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
   constexpr int64_t kMinShareNs = 5000;
   const bool waitEach = paced && paceNs / groupSize >= kMinShareNs;
   for (int i = 0; i + 1 < groupSize; ++i) {
-    bool ok =
-        gather
-            ? copy(dst + int64_t((rank + 1 + i) % groupSize) * blockBytes, src)
-            : copy(stage + int64_t(i) * blockBytes,
-                   src + int64_t(rank) * blockBytes);
+    int peer = (rank + 1 + i) % groupSize;
+    bool ok = gather ? copy(dst + int64_t(peer) * blockBytes, inputOf(peer))
+                     : copy(stage + int64_t(i) * blockBytes,
+                            inputOf(peer) + int64_t(rank) * blockBytes);
     bool last = !gather && i + 2 == groupSize;
     if (!ok || (waitEach && !last && !waitUntil(paceNs * (i + 1) / groupSize)))
       return false;

@@ -1,13 +1,15 @@
 //===- ExecutorTest.cpp - Executor modes and attention query rows ---------===//
 //
 // Copy-engine collectives (Step::copyEngine) through the executor: refused
-// in NCCL mode before any device work (runs everywhere), and on a GPU, in
-// the emulated-fabric and stand-in modes, bitwise the outputs of the same
-// plan with its collectives on the SMs. Attention steps with query rows
-// (Step::queries) through each attention implementation: the last rows of
-// the plan's full attention. Uneven slices (Step::weights) and concats of
-// inputs of different sizes: the blocks they name, byte for byte. The GPU
-// tests skip, naming the reason, where no CUDA device is usable.
+// in NCCL mode without the ranks' exchange before any device work (runs
+// everywhere); on a GPU, in the emulated-fabric and stand-in modes, bitwise
+// the outputs of the same plan with its collectives on the SMs, and in
+// NCCL mode between two ranks (threads on one GPU) the peers' data, exact.
+// Attention steps with query rows (Step::queries) through each attention
+// implementation: the last rows of the plan's full attention. Uneven slices
+// (Step::weights) and concats of inputs of different sizes: the blocks they
+// name, byte for byte. The GPU tests skip, naming the reason, where no CUDA
+// device is usable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,10 +21,23 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 using namespace tandem::runtime;
 
@@ -79,17 +94,22 @@ Plan gatherScatterPlan(DType type, bool copyEngine) {
   return plan;
 }
 
-TEST(ExecutorHostTest, NcclModeRefusesCopyEngineCollectives) {
+TEST(ExecutorHostTest, NcclModeCopyEngineCollectivesNeedTheExchange) {
   Plan plan = gatherScatterPlan(DType::BF16, true);
   ASSERT_EQ(validatePlan(plan), "");
-  EXPECT_EQ(checkCollectiveMode(plan, CollectiveMode::Emulated), "");
-  EXPECT_EQ(checkCollectiveMode(plan, CollectiveMode::Standin), "");
-  EXPECT_EQ(checkCollectiveMode(gatherScatterPlan(DType::BF16, false),
-                                CollectiveMode::Nccl),
-            "");
-  std::string why = checkCollectiveMode(plan, CollectiveMode::Nccl);
-  EXPECT_NE(why.find("step 0 (tandem.all_gather): transport copy_engine: "
-                     "real copy-engine collectives across GPUs"),
+  for (bool exchange : {false, true}) {
+    EXPECT_EQ(checkCollectiveMode(plan, CollectiveMode::Emulated, exchange),
+              "");
+    EXPECT_EQ(checkCollectiveMode(plan, CollectiveMode::Standin, exchange), "");
+    EXPECT_EQ(checkCollectiveMode(gatherScatterPlan(DType::BF16, false),
+                                  CollectiveMode::Nccl, exchange),
+              "");
+  }
+  EXPECT_EQ(checkCollectiveMode(plan, CollectiveMode::Nccl, true), "");
+  std::string why = checkCollectiveMode(plan, CollectiveMode::Nccl, false);
+  EXPECT_NE(why.find("step 0 (tandem.all_gather): transport copy_engine: a "
+                     "copy-engine collective across GPUs pulls the peers' "
+                     "buffers directly, and this launcher gives no exchange"),
             std::string::npos)
       << why;
   // Executor::create refuses it before touching the device, so this holds
@@ -100,6 +120,9 @@ TEST(ExecutorHostTest, NcclModeRefusesCopyEngineCollectives) {
   std::string error;
   EXPECT_EQ(Executor::create(plan, options, error), nullptr);
   EXPECT_EQ(error, why);
+  // They need no NCCL communicator.
+  EXPECT_TRUE(communicatorKeys(plan).empty());
+  EXPECT_EQ(communicatorKeys(gatherScatterPlan(DType::BF16, false)).size(), 1u);
 }
 
 bool gpuPresent(std::string &reason) {
@@ -169,6 +192,297 @@ TEST(ExecutorTest, CopyEngineStepsGiveTheSmCollectivesOutputs) {
         ASSERT_EQ(sms.size(), 2u);
         EXPECT_EQ(ce, sms);
       }
+}
+
+/// Two ranks' copy-engine collectives (NCCL mode, no NCCL): x (64x32 f32)
+/// and y (128x32) are inputs, xc and yc their copies; all_gather x -> g
+/// (128x32), reduce_scatter (sum) y -> r (64x32) and permute x by 1 -> q,
+/// all with transport copy_engine. Outputs xc, yc, g, r, q. `extra` adds a
+/// second all_gather of x (a plan the other rank does not run).
+Plan peerPlan(bool extra = false) {
+  Plan plan;
+  plan.function = "peer_copy_engine";
+  plan.numStreams = 1;
+  plan.streamNames = {"comm @tp"};
+  plan.streamPriorities = {0};
+  plan.groups.push_back({"tp", 2, "full_mesh"});
+  auto buffer = [&](std::vector<int64_t> shape, Buffer::Role role) {
+    return addBuffer(plan, DType::F32, std::move(shape), role);
+  };
+  int64_t x = buffer({64, 32}, Buffer::Role::Input);
+  int64_t y = buffer({128, 32}, Buffer::Role::Input);
+  plan.inputs = {x, y};
+  auto step = [&](Step s, int64_t in, std::vector<int64_t> shape) {
+    int64_t out = buffer(std::move(shape), Buffer::Role::Temp);
+    s.inputs = {in};
+    s.outputs = {out};
+    plan.steps.push_back(s);
+    return out;
+  };
+  Step copy;
+  copy.kind = StepKind::Elementwise;
+  copy.name = "tandem.elementwise";
+  copy.elementwise = ElementwiseKind::Copy;
+  int64_t xc = step(copy, x, {64, 32});
+  int64_t yc = step(copy, y, {128, 32});
+  auto collective = [&](CollectiveKind kind, int64_t in,
+                        std::vector<int64_t> shape) {
+    Step s;
+    s.kind = StepKind::Collective;
+    s.name = std::string("tandem.") + collectiveKindName(kind);
+    s.collective = kind;
+    s.group = 0;
+    s.copyEngine = true;
+    s.shift = 1;
+    return step(s, in, std::move(shape));
+  };
+  int64_t g = collective(CollectiveKind::AllGather, x, {128, 32});
+  int64_t r = collective(CollectiveKind::ReduceScatter, y, {64, 32});
+  int64_t q = collective(CollectiveKind::Permute, x, {64, 32});
+  if (extra)
+    collective(CollectiveKind::AllGather, x, {128, 32});
+  plan.outputs = {xc, yc, g, r, q};
+  return plan;
+}
+
+std::vector<uint8_t> bytesOf(const std::vector<float> &v) {
+  std::vector<uint8_t> out(v.size() * sizeof(float));
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+/// Runs `plan` as rank `rank` of `n` (NCCL mode, GPU 0) `iterations` times;
+/// its outputs after the last run, or false with `error` set.
+bool runRank(const Plan &plan, int rank, int n, RankExchange exchange,
+             bool graph, int iterations,
+             std::vector<std::vector<uint8_t>> &outputs, std::string &error,
+             std::string &summary) {
+  ExecutorOptions options;
+  options.mode = CollectiveMode::Nccl;
+  options.rank = rank;
+  options.worldSize = n;
+  options.device = 0;
+  options.cudaGraph = graph;
+  options.timeoutSeconds = 60;
+  options.exchange = std::move(exchange);
+  std::unique_ptr<Executor> ex = Executor::create(plan, options, error);
+  bool ok = ex && ex->initialiseInputs(100 + 7 * rank, error);
+  for (int i = 0; ok && i < iterations; ++i) {
+    RunResult result;
+    ok = ex->run(result, error);
+  }
+  ok = ok && ex->readOutputs(outputs, error);
+  if (ex)
+    summary = ex->emulationSummary();
+  return ok;
+}
+
+/// Runs `plans[r]` as rank r of a run whose ranks are threads of this
+/// process on GPU 0; each rank's outputs after the last run, or its error.
+struct PeerRun {
+  std::vector<std::vector<std::vector<uint8_t>>> outputs;
+  std::vector<std::string> errors, summaries;
+};
+PeerRun runPeers(const std::vector<Plan> &plans, bool graph, int iterations) {
+  int n = static_cast<int>(plans.size());
+  PeerRun run;
+  run.outputs.resize(n);
+  run.errors.resize(n);
+  run.summaries.resize(n);
+  ThreadExchange exchange(n, 60);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      if (!runRank(plans[r], r, n, exchange.forRank(r), graph, iterations,
+                   run.outputs[r], run.errors[r], run.summaries[r]))
+        exchange.fail();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return run;
+}
+
+/// What peerPlan's outputs must be on each rank, given every rank's
+/// outputs (their inputs' copies xc and yc among them).
+void expectPeerOutputs(
+    const std::vector<std::vector<std::vector<uint8_t>>> &outputs) {
+  std::vector<float> x[2], y[2];
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(outputs[r].size(), 5u);
+    x[r] = toFloat(outputs[r][0], DType::F32);
+    y[r] = toFloat(outputs[r][1], DType::F32);
+  }
+  ASSERT_NE(x[0], x[1]) << "the ranks' inputs must differ";
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    std::vector<float> gathered = x[0];
+    gathered.insert(gathered.end(), x[1].begin(), x[1].end());
+    EXPECT_EQ(outputs[r][2], bytesOf(gathered));
+    // Sums of two floats: exactly what the double accumulation rounds to.
+    std::vector<float> reduced(64 * 32);
+    for (size_t i = 0; i < reduced.size(); ++i)
+      reduced[i] = y[0][r * reduced.size() + i] + y[1][r * reduced.size() + i];
+    EXPECT_EQ(outputs[r][3], bytesOf(reduced));
+    EXPECT_EQ(outputs[r][4], bytesOf(x[1 - r]));
+  }
+}
+
+TEST(ExecutorTest, CopyEngineCollectivesPullThePeersBuffers) {
+  std::string reason;
+  if (!gpuPresent(reason))
+    GTEST_SKIP() << reason;
+  Plan plan = peerPlan();
+  ASSERT_EQ(validatePlan(plan), "");
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "CUDA graph" : "streams");
+    // Three steps: the epochs of later steps must not confuse the
+    // handshakes of earlier ones.
+    PeerRun run = runPeers({plan, plan}, graph, 3);
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(run.errors[r], "") << "rank " << r;
+      EXPECT_NE(run.summaries[r].find("COPY-ENGINE COLLECTIVES: 3 "
+                                      "collective(s) pull the peers' buffers"),
+                std::string::npos)
+          << run.summaries[r];
+      EXPECT_NE(run.summaries[r].find("1 peer(s) in this process"),
+                std::string::npos)
+          << run.summaries[r];
+    }
+    expectPeerOutputs(run.outputs);
+  }
+}
+
+TEST(ExecutorTest, CopyEngineRanksWithDifferentPlansFailClearly) {
+  std::string reason;
+  if (!gpuPresent(reason))
+    GTEST_SKIP() << reason;
+  PeerRun run = runPeers({peerPlan(), peerPlan(true)}, false, 1);
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(run.errors[r].find("record disagrees with this rank's"),
+              std::string::npos)
+        << "rank " << r << ": " << run.errors[r];
+}
+
+/// A RankExchange between processes through files in `dir`: call k of
+/// rank r writes `dir/k.r` (renamed into place once whole) and waits for
+/// every rank's.
+RankExchange fileExchange(const std::string &dir, int rank, int n) {
+  auto calls = std::make_shared<int>(0);
+  return [dir, rank, n, calls](const std::string &mine,
+                               std::vector<std::string> &all,
+                               std::string &error) {
+    std::string prefix = dir + "/" + std::to_string((*calls)++) + ".";
+    std::string path = prefix + std::to_string(rank);
+    {
+      std::ofstream out(path + ".tmp", std::ios::binary);
+      out << mine;
+      if (!out) {
+        error = "cannot write " + path;
+        return false;
+      }
+    }
+    std::rename((path + ".tmp").c_str(), path.c_str());
+    all.assign(n, "");
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int p = 0; p < n; ++p) {
+      std::ifstream in;
+      while (
+          !(in = std::ifstream(prefix + std::to_string(p), std::ios::binary))) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          error = "rank " + std::to_string(p) + " wrote no record in 60 s";
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      all[p] = text.str();
+    }
+    return true;
+  };
+}
+
+void writeOutputs(const std::string &path,
+                  const std::vector<std::vector<uint8_t>> &outputs) {
+  std::ofstream out(path, std::ios::binary);
+  for (const std::vector<uint8_t> &o : outputs) {
+    uint64_t size = o.size();
+    out.write(reinterpret_cast<const char *>(&size), sizeof(size));
+    out.write(reinterpret_cast<const char *>(o.data()), o.size());
+  }
+}
+
+std::vector<std::vector<uint8_t>> readOutputsFile(const std::string &path) {
+  std::vector<std::vector<uint8_t>> outputs;
+  std::ifstream in(path, std::ios::binary);
+  uint64_t size = 0;
+  while (in.read(reinterpret_cast<char *>(&size), sizeof(size))) {
+    std::vector<uint8_t> o(size);
+    in.read(reinterpret_cast<char *>(o.data()), size);
+    outputs.push_back(std::move(o));
+  }
+  return outputs;
+}
+
+constexpr const char *kPeerDirVariable = "TANDEM_TEST_CE_PEER_DIR";
+
+// Rank 1 of CopyEngineCollectivesAcrossProcesses, in the process that test
+// starts (this binary again, with only this test).
+TEST(ExecutorTest, CopyEngineCollectivesAcrossProcessesPeer) {
+  const char *dir = std::getenv(kPeerDirVariable);
+  if (!dir)
+    GTEST_SKIP() << "rank 1 of CopyEngineCollectivesAcrossProcesses: runs "
+                    "only in the process that test starts";
+  std::vector<std::vector<uint8_t>> outputs;
+  std::string error, summary;
+  bool ok = runRank(peerPlan(), 1, 2, fileExchange(dir, 1, 2), false, 3,
+                    outputs, error, summary);
+  std::ofstream(std::string(dir) + "/summary.1") << (ok ? summary : error);
+  writeOutputs(std::string(dir) + "/outputs.1", outputs);
+  EXPECT_TRUE(ok) << error;
+}
+
+TEST(ExecutorTest, CopyEngineCollectivesAcrossProcesses) {
+  std::string reason;
+  if (!gpuPresent(reason))
+    GTEST_SKIP() << reason;
+  char pattern[] = "/tmp/tandem-ce-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::string dir = pattern;
+  // Rank 1: this binary again, running only the peer test, which CUDA IPC
+  // then maps (a process of its own, so the handles are another
+  // process's, on the same GPU here).
+  std::string self = "/proc/self/exe";
+  std::string filter =
+      "--gtest_filter=ExecutorTest.CopyEngineCollectivesAcrossProcessesPeer";
+  std::string env = std::string(kPeerDirVariable) + "=" + dir;
+  std::vector<char *> argv = {self.data(), filter.data(), nullptr};
+  std::vector<char *> envp;
+  for (char **e = environ; *e; ++e)
+    envp.push_back(*e);
+  envp.push_back(env.data());
+  envp.push_back(nullptr);
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, self.c_str(), nullptr, nullptr, argv.data(),
+                        envp.data()),
+            0);
+  std::vector<std::vector<std::vector<uint8_t>>> outputs(2);
+  std::string error, summary;
+  bool ok = runRank(peerPlan(), 0, 2, fileExchange(dir, 0, 2), false, 3,
+                    outputs[0], error, summary);
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::ifstream peerSummary(dir + "/summary.1");
+  std::ostringstream peerText;
+  peerText << peerSummary.rdbuf();
+  ASSERT_TRUE(ok) << error << "; rank 1: " << peerText.str();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "rank 1: " << peerText.str();
+  EXPECT_NE(summary.find("1 in other processes by CUDA IPC"), std::string::npos)
+      << summary;
+  outputs[1] = readOutputsFile(dir + "/outputs.1");
+  expectPeerOutputs(outputs);
+  std::filesystem::remove_all(dir);
 }
 
 /// x (16x24 bf16, input) -> copy -> xc; three slices of xc along dimension

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -363,12 +364,47 @@ struct RankResult {
 
 struct Shared {
   std::vector<std::string> ids, referenceIds;
+  /// Threads of one process: their exchange (copy-engine collectives).
+  std::unique_ptr<ThreadExchange> exchange;
+  bool underMpi = false;
 };
 
+#ifdef TANDEM_HAVE_MPI
+/// ExecutorOptions::exchange across MPI processes.
+bool mpiExchange(const std::string &mine, std::vector<std::string> &all,
+                 std::string &error) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(size), offsets(size);
+  if (MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT,
+                    MPI_COMM_WORLD) != MPI_SUCCESS) {
+    error = "MPI_Allgather of the record sizes failed";
+    return false;
+  }
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string buffer(total, '\0');
+  if (MPI_Allgatherv(mine.data(), length, MPI_BYTE, buffer.data(),
+                     lengths.data(), offsets.data(), MPI_BYTE,
+                     MPI_COMM_WORLD) != MPI_SUCCESS) {
+    error = "MPI_Allgatherv of the records failed";
+    return false;
+  }
+  all.clear();
+  for (int r = 0; r < size; ++r)
+    all.push_back(buffer.substr(offsets[r], lengths[r]));
+  return true;
+}
+#endif
+
 bool runPlan(const Plan &plan, const Options &o, int rank, int world,
-             int device, const std::vector<std::string> &ids, int iters,
-             int warmup, bool timeSteps, RankResult &r,
-             std::vector<std::vector<uint8_t>> &outputs) {
+             int device, const std::vector<std::string> &ids,
+             const Shared &shared, int iters, int warmup, bool timeSteps,
+             RankResult &r, std::vector<std::vector<uint8_t>> &outputs) {
   ExecutorOptions eo;
   eo.device = device;
   eo.mode = o.emulate   ? CollectiveMode::Emulated
@@ -379,6 +415,14 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
   eo.rank = o.standin ? o.standinRank : rank;
   eo.worldSize = world;
   eo.communicatorIds = ids;
+  if (eo.mode == CollectiveMode::Nccl) {
+    if (shared.exchange)
+      eo.exchange = shared.exchange->forRank(rank);
+#ifdef TANDEM_HAVE_MPI
+    if (shared.underMpi)
+      eo.exchange = mpiExchange;
+#endif
+  }
   eo.timeSteps = timeSteps && !o.graph;
   eo.syncEachStep = o.syncEach;
   eo.separateBuffers = o.separateBuffers;
@@ -426,12 +470,13 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
 void rankMain(const Plan &plan, const Plan *reference, const Options &o,
               int rank, int world, int device, const Shared &shared,
               RankResult &r) {
-  if (!runPlan(plan, o, rank, world, device, shared.ids, o.iters, o.warmup,
-               true, r, r.outputs))
-    return;
-  if (reference)
-    runPlan(*reference, o, rank, world, device, shared.referenceIds, 0, 1,
-            false, r, r.referenceOutputs);
+  bool ok = runPlan(plan, o, rank, world, device, shared.ids, shared, o.iters,
+                    o.warmup, true, r, r.outputs) &&
+            (!reference ||
+             runPlan(*reference, o, rank, world, device, shared.referenceIds,
+                     shared, 0, 1, false, r, r.referenceOutputs));
+  if (!ok && shared.exchange)
+    shared.exchange->fail();
 }
 
 /// Time during which no compute step runs on any stream.
@@ -581,19 +626,6 @@ int main(int argc, char **argv) {
     }
   }
 
-  // A mode the plan cannot run in (copy-engine collectives with real NCCL)
-  // is a plan error, reported before any GPU work.
-  CollectiveMode mode = o.emulate   ? CollectiveMode::Emulated
-                        : o.standin ? CollectiveMode::Standin
-                                    : CollectiveMode::Nccl;
-  for (const Plan *p : {&*plan, reference ? &*reference : nullptr})
-    if (p)
-      if (std::string e = checkCollectiveMode(*p, mode); !e.empty()) {
-        std::fprintf(stderr, "tandem-run: %s: %s\n",
-                     p == &*plan ? o.planPath.c_str() : o.referencePath.c_str(),
-                     e.c_str());
-        return kExitUsage;
-      }
   int64_t copyEngineSteps =
       std::count_if(plan->steps.begin(), plan->steps.end(),
                     [](const Step &s) { return s.copyEngine; });
@@ -653,6 +685,11 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Copy-engine collectives exchange the ranks' buffer addresses: over MPI
+  // between processes, in memory between this process's threads.
+  shared.underMpi = underMpi;
+  if (!underMpi && !o.standin && !o.emulate)
+    shared.exchange = std::make_unique<ThreadExchange>(localRanks, o.timeout);
   std::vector<RankResult> results(localRanks);
   if (underMpi) {
     // One process per rank: ranks on one node take consecutive GPUs.

@@ -16,6 +16,7 @@
 #define TANDEM_RUNTIME_EXECUTOR_H
 
 #include "tandem/runtime/Plan.h"
+#include "tandem/runtime/RankExchange.h"
 #include "tandem/runtime/RunTrace.h"
 
 #include <cstdint>
@@ -28,7 +29,10 @@ namespace tandem {
 namespace runtime {
 
 enum class CollectiveMode {
-  /// Real NCCL collectives; every group must span all ranks of the run.
+  /// Real collectives; every group must span all ranks of the run. NCCL
+  /// runs them, except copy-engine collectives (Step::copyEngine): this
+  /// device's copy engines pull the peers' buffers (peer access within a
+  /// process, CUDA IPC between processes; ExecutorOptions::exchange).
   Nccl,
   /// One rank's program on one GPU; each collective becomes a device copy
   /// of the same byte volume on its stream (Kernels.h), a copy-engine
@@ -43,7 +47,8 @@ enum class CollectiveMode {
   Emulated,
 };
 
-/// A communicator to create: one per (group, CTA budget) the plan uses.
+/// A communicator to create: one per (group, CTA budget) the plan's NCCL
+/// collectives use (copy-engine ones need none).
 struct CommunicatorKey {
   int64_t group = 0;
   int64_t ctas = 0; ///< 0 = NCCL's default.
@@ -59,10 +64,11 @@ std::vector<CommunicatorKey> communicatorKeys(const Plan &plan);
 
 /// Why `plan` cannot run with `mode`, or "" when it can; checked by
 /// Executor::create (and by tools before any device work). Copy-engine
-/// collectives (Step::copyEngine) run only in the single-GPU modes: real
-/// ones across GPUs (peer cudaMemcpyAsync over NVLink within a process,
-/// CUDA IPC between processes) are not built, so Nccl mode refuses them.
-std::string checkCollectiveMode(const Plan &plan, CollectiveMode mode);
+/// collectives (Step::copyEngine) in Nccl mode need the launcher's
+/// exchange (`hasExchange`): they pull the peers' buffers directly, by
+/// peer access within a process and CUDA IPC between processes.
+std::string checkCollectiveMode(const Plan &plan, CollectiveMode mode,
+                                bool hasExchange);
 
 /// Size of NCCL's unique id (ncclUniqueId), for bootstraps that move it.
 constexpr int kCommIdBytes = 128;
@@ -94,6 +100,9 @@ struct ExecutorOptions {
   /// Nccl mode: one id (kCommIdBytes bytes) per communicatorKeys() entry,
   /// identical on every rank.
   std::vector<std::string> communicatorIds;
+  /// Nccl mode with copy-engine collectives: how the ranks exchange their
+  /// buffers' addresses (RankExchange). Unused otherwise.
+  RankExchange exchange;
   /// Record CUDA events around every step (per-op timing for the trace).
   bool timeSteps = false;
   /// Synchronise after every step so that an execution error names its op.
@@ -161,7 +170,9 @@ public:
   /// Emulated mode: one line saying where the collectives' target times
   /// come from, how many are copy-engine emulation, and the launch offset
   /// subtracted from them. Stand-in mode: how many collectives run as
-  /// copy-engine copies, where the plan has any. Empty otherwise.
+  /// copy-engine copies, where the plan has any. Nccl mode: how many
+  /// collectives pull the peers' buffers on the copy engines and how the
+  /// peers are reached, where the plan has any. Empty otherwise.
   std::string emulationSummary() const;
 
   /// One line saying how the plan's attention steps run, e.g. "fused (4

@@ -274,13 +274,45 @@ int64_t emulatedStagingBytes(CollectiveKind kind, int64_t inBytes,
 /// a share paceUs / groupSize is under 5 us only the final wait runs.
 /// Copies slower than the pace make it take longer. With
 /// `paceUs` < 0 (the stand-in mode) nothing is paced and `timerSlot` may be
-/// null. Not communication: no other rank's memory is touched.
+/// null. With `peerInputs` null, not communication: no other rank's memory
+/// is touched.
+///
+/// Across GPUs (the executor's NCCL mode) `peerInputs` holds groupSize
+/// pointers, entry p rank p's input as this device addresses it (a peer
+/// device's memory with peer access enabled, or a CUDA IPC mapping; entry
+/// `rank` is `in`): the all-gather's slot p is a copy of peerInputs[p], the
+/// reduce-scatter's staged block i a copy of block `rank` of rank
+/// (rank+1+i) mod groupSize's input, pulled by this device's copy engines
+/// (cudaMemcpyDefault). The caller orders the copies against the peers
+/// (launchPeerSignalWait) and passes a permute's source rank's input as
+/// `in`.
 bool launchCopyEngineCollective(CollectiveKind kind, ReduceKind reduce,
                                 const void *in, int64_t inCount, void *out,
                                 int64_t outCount, DType type, int groupSize,
                                 int rank, void *staging, int64_t stagingBytes,
                                 uint64_t *timerSlot, double paceUs,
-                                cudaStream_t stream, std::string &error);
+                                cudaStream_t stream, std::string &error,
+                                const void *const *peerInputs = nullptr);
+
+/// Cross-rank ordering of copy-engine collectives between ranks that map
+/// each other's memory. `signalBases` (device memory) holds groupSize
+/// pointers, entry p rank p's signal array (uint64 slots) as this device
+/// addresses it. One CTA on `stream`: after a system-scope fence it stores
+/// the epoch in `*epoch` (device memory) into slot `slot + rank` of each
+/// peer's array (every peer, or only `signalTo` when >= 0), then waits
+/// until slot `slot + p` of this rank's own array holds at least that epoch
+/// for each peer p (every peer, or only `waitFrom` when >= 0). Epochs only
+/// grow (launchAdvanceEpoch once per step on every rank), so no slot is
+/// ever reset. A wait longer than `timeoutSeconds` traps: the step fails
+/// with a launch error instead of hanging on a peer that is gone. Holds one
+/// CTA while it waits; nothing for a group of one.
+bool launchPeerSignalWait(uint64_t *const *signalBases, int groupSize, int rank,
+                          int64_t slot, int signalTo, int waitFrom,
+                          const uint64_t *epoch, double timeoutSeconds,
+                          cudaStream_t stream, std::string &error);
+/// `*epoch += 1` on `stream` (one thread).
+bool launchAdvanceEpoch(uint64_t *epoch, cudaStream_t stream,
+                        std::string &error);
 
 } // namespace runtime
 } // namespace tandem
