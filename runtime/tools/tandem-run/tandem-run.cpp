@@ -93,6 +93,11 @@ void printHelp(std::FILE *out) {
       "                          microseconds before enqueueing step I of the\n"
       "                          plan (not the reference); repeatable\n"
       "  --seed S                input seed (default 1)\n"
+      "  --rank-seeds            inputs differ per rank (rank R's input I gets\n"
+      "                          seed S + I + R * 2^32, the --check reference's\n"
+      "                          alike), so that a collective that reads the\n"
+      "                          wrong rank shows in --check; real collectives\n"
+      "                          only (default: every rank the same inputs)\n"
       "  --device D              first GPU to use (default 0)\n"
       "\n"
       "Exit codes: 0 success, 1 runtime error, 2 usage or plan error,\n"
@@ -107,6 +112,7 @@ struct Options {
   bool emulate = false; // implies standin (one rank's program on one GPU)
   double fabricGbps = 0, fabricLatencyUs = 0;
   bool separateBuffers = false;
+  bool rankSeeds = false;
   AttentionImpl attention = AttentionImpl::Fused;
   bool cudnnDeterministic = true;
   double timeout = 300;
@@ -258,6 +264,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.syncEach = true;
     } else if (a == "--separate-buffers") {
       o.separateBuffers = true;
+    } else if (a == "--rank-seeds") {
+      o.rankSeeds = true;
     } else if (a == "--reference") {
       const char *v = value("--reference");
       if (!v)
@@ -292,6 +300,13 @@ int parseArgs(int argc, char **argv, Options &o) {
   if ((o.fabricGbps > 0 || o.fabricLatencyUs > 0) && !o.emulate) {
     std::fprintf(stderr, "tandem-run: --fabric-gbps and --fabric-latency-us "
                          "need --emulate-fabric\n");
+    return kExitUsage;
+  }
+  if (o.rankSeeds && o.standin) {
+    std::fprintf(stderr,
+                 "tandem-run: --rank-seeds needs real collectives (one rank "
+                 "per GPU): the single-GPU modes run one rank's program as if "
+                 "every rank held its data\n");
     return kExitUsage;
   }
   if (o.check && o.referencePath.empty()) {
@@ -435,7 +450,9 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
     eo.hostDelays = o.hostDelays;
   std::string error;
   std::unique_ptr<Executor> ex = Executor::create(plan, eo, error);
-  if (!ex || !ex->initialiseInputs(o.seed, error)) {
+  uint64_t seed = o.rankSeeds ? o.seed + (static_cast<uint64_t>(rank) << 32)
+                              : o.seed;
+  if (!ex || !ex->initialiseInputs(seed, error)) {
     r.ok = false;
     r.error = error;
     return false;
