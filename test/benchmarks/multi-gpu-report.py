@@ -16,8 +16,9 @@ import os
 import statistics
 import sys
 
+# multi-gpu.sh's list; "@ce": with copy-engine collectives.
 STRATEGIES = ["none", "bulk", "te-preset", "te-preset+reschedule", "reschedule",
-              "pipeline", "auto"]
+              "pipeline", "split", "auto", "auto@ce"]
 
 
 def load(path):

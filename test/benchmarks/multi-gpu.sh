@@ -33,7 +33,11 @@ SEQS=${SEQS:-"4096 8192"}
 MODELS=${MODELS:-"gpt3-175b llama3-70b"}
 TARGET=${TARGET:-h200}
 PYTHON=${PYTHON:-python3}
-STRATEGIES=(none bulk te-preset te-preset+reschedule reschedule pipeline auto)
+# A name ending in "@ce" is that strategy with copy-engine collectives
+# (tandem-overlap's copy-engines=true: the runtime pulls the peers' buffers
+# on the copy engines, docs/runtime.md "Copy-engine collectives across GPUs").
+STRATEGIES=(none bulk te-preset te-preset+reschedule reschedule pipeline split
+  auto auto@ce)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 
 die() { echo "multi-gpu.sh: $*" >&2; exit 2; }
@@ -76,8 +80,10 @@ prepare)
       --tandem-export-plan="file=$out/$name.ref.json${cal[*]:-}" -o /dev/null \
       2> "$out/$name.ref.remarks.txt"
     for s in "${STRATEGIES[@]}"; do
+      opts="strategy=${s%@ce}"
+      [[ "$s" == *@ce ]] && opts+=" copy-engines=true"
       "$BUILD/bin/tandem-opt" "$out/$name.mlir" \
-        --tandem-overlap="strategy=$s" \
+        --tandem-overlap="$opts" \
         --tandem-export-plan="file=$out/$name.$s.json${cal[*]:-}" -o /dev/null \
         2> "$out/$name.$s.remarks.txt"
     done
@@ -110,7 +116,8 @@ print("torch_nccl", ".".join(map(str, torch.cuda.nccl.version())))' \
       echo "=== $name $s"
       rc=0
       "$BUILD/bin/tandem-run" "$out/$name.$s.json" --gpus "$TP" \
-        --warmup 3 --iters 20 --check --reference "$out/$name.ref.json" \
+        --warmup 3 --iters 20 --rank-seeds \
+        --check --reference "$out/$name.ref.json" \
         --json "$out/$name.$s.result.json" \
         --trace "$out/$name.$s.trace.json" > "$out/$name.$s.log" 2>&1 || rc=$?
       echo "$rc" > "$out/$name.$s.rc"
