@@ -93,11 +93,12 @@ void printHelp(std::FILE *out) {
       "                          microseconds before enqueueing step I of the\n"
       "                          plan (not the reference); repeatable\n"
       "  --seed S                input seed (default 1)\n"
-      "  --rank-seeds            inputs differ per rank (rank R's input I gets\n"
-      "                          seed S + I + R * 2^32, the --check reference's\n"
-      "                          alike), so that a collective that reads the\n"
-      "                          wrong rank shows in --check; real collectives\n"
-      "                          only (default: every rank the same inputs)\n"
+      "  --rank-seeds            inputs differ per rank (rank R's input I\n"
+      "                          gets seed S + I + R * 2^32, the --check\n"
+      "                          reference's alike), so that a collective\n"
+      "                          that reads the wrong rank shows in --check;\n"
+      "                          real collectives only (default: every rank\n"
+      "                          the same inputs)\n"
       "  --device D              first GPU to use (default 0)\n"
       "\n"
       "Exit codes: 0 success, 1 runtime error, 2 usage or plan error,\n"
@@ -450,8 +451,8 @@ bool runPlan(const Plan &plan, const Options &o, int rank, int world,
     eo.hostDelays = o.hostDelays;
   std::string error;
   std::unique_ptr<Executor> ex = Executor::create(plan, eo, error);
-  uint64_t seed = o.rankSeeds ? o.seed + (static_cast<uint64_t>(rank) << 32)
-                              : o.seed;
+  uint64_t seed =
+      o.rankSeeds ? o.seed + (static_cast<uint64_t>(rank) << 32) : o.seed;
   if (!ex || !ex->initialiseInputs(seed, error)) {
     r.ok = false;
     r.error = error;
