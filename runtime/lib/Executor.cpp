@@ -952,7 +952,8 @@ bool Executor::Impl::launchPeerCopyEngine(size_t index, cudaStream_t stream,
     src = peerInputs[index][from];
     pulls = nullptr;
   }
-  bool alone = n == 1 || (to == rank && from == rank);
+  // A permute by a multiple of the group reads this rank's own input.
+  bool alone = to == rank && from == rank;
   auto handshake = [&](int64_t at, int signalTo, int waitFrom) {
     return alone || launchPeerSignalWait(peers->signalTable(), n, rank, at,
                                          signalTo, waitFrom, peers->epoch(),

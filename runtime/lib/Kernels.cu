@@ -42,7 +42,9 @@ namespace {
 // Element types and launch helpers
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct TypeTag { using type = T; };
+template <typename T> struct TypeTag {
+  using type = T;
+};
 
 /// Calls `fn(TypeTag<T>{})` with the CUDA type of `type`.
 template <typename Fn> void withType(DType type, Fn &&fn) {
@@ -459,7 +461,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   mean = 0.0f;
   if (kind == NormKind::Layer) {
     float sum = 0.0f;
-    row.forEach([&](int64_t, const float(&v)[V]) {
+    row.forEach([&](int64_t, const float (&v)[V]) {
 #pragma unroll
       for (int e = 0; e < V; ++e)
         sum += v[e];
@@ -468,7 +470,7 @@ __device__ void rowStatistics(NormKind kind, const NormRow<V, X> &row,
   }
   float squares = 0.0f;
   float m = mean;
-  row.forEach([&](int64_t, const float(&v)[V]) {
+  row.forEach([&](int64_t, const float (&v)[V]) {
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       float centred = v[e] - m;
@@ -489,7 +491,7 @@ __global__ void __launch_bounds__(kNormThreads)
   float mean, rstd;
   rowStatistics(kind, row, cols, shared, mean, rstd);
   X *out = y + r * cols;
-  row.forEach([&](int64_t p, const float(&v)[V]) {
+  row.forEach([&](int64_t p, const float (&v)[V]) {
     float weight[V], result[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -532,7 +534,7 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
       fn(p, xv, gv);
     }
   };
-  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
+  visit([&](int64_t p, const float (&xv)[V], const float (&dv)[V]) {
     float weight[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -547,7 +549,7 @@ __global__ void normGradRowKernel(NormKind kind, const X *dy, const X *x,
   float meanG = kind == NormKind::Layer ? blockSum(sumG, shared) / n : 0.0f;
   float meanGX = blockSum(sumGX, shared) / n;
   X *out = dx + r * cols;
-  visit([&](int64_t p, const float(&xv)[V], const float(&dv)[V]) {
+  visit([&](int64_t p, const float (&xv)[V], const float (&dv)[V]) {
     float weight[V], result[V];
     loadPack<W, V>(w + p * V, weight);
 #pragma unroll
@@ -883,7 +885,7 @@ __global__ void softmaxForwardKernel(const float *scores, int64_t rows,
   // blockSum's barriers order every read above before the writes below.
   float inverse = 1.0f / blockSum(localSum, shared);
 
-  auto write = [&](int64_t p, const float(&v)[V]) {
+  auto write = [&](int64_t p, const float (&v)[V]) {
     float result[V];
 #pragma unroll
     for (int e = 0; e < V; ++e)

@@ -706,7 +706,7 @@ int main(int argc, char **argv) {
   // Copy-engine collectives exchange the ranks' buffer addresses: over MPI
   // between processes, in memory between this process's threads.
   shared.underMpi = underMpi;
-  if (!underMpi && !o.standin && !o.emulate)
+  if (!underMpi && !o.standin) // --emulate-fabric sets standin too
     shared.exchange = std::make_unique<ThreadExchange>(localRanks, o.timeout);
   std::vector<RankResult> results(localRanks);
   if (underMpi) {
