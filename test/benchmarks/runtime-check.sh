@@ -12,7 +12,8 @@
 # MPI_RUN, if set, is a tandem-run built with MPI (e.g. build-runtime/bin/
 # tandem-run) and is also run under `mpirun -n 1`. TP=8 plans run in the
 # single-GPU stand-in mode: their collectives are device copies. Exits 1 if
-# any check fails.
+# any check fails. CHECKS, a regular expression, runs only the checks whose
+# label matches (the labels the run prints; default all).
 set -uo pipefail
 mode=${1:?prepare or run}
 out=${2:?output directory}
@@ -119,6 +120,7 @@ elif [ "$mode" = run ]; then
   failed=0
   check() { # label, tandem-run arguments...
     local label=$1; shift
+    [[ "$label" =~ ${CHECKS:-.} ]] || return 0
     local line
     line=$(timeout 120 "$@" 2>&1 | grep -E "^  check:|tandem-run:" | head -1)
     printf "%-32s %s\n" "$label" "${line:-no check line (exit ${PIPESTATUS[0]})}"
