@@ -24,11 +24,12 @@ if ! command -v clang++-22 >/dev/null; then
   exit 1
 fi
 if [ ! -f "$BUILD/build.ninja" ]; then
+  mkdir -p "$BUILD"
   cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTANDEM_RUNTIME=OFF \
     -DTANDEM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_COMPILER=clang-22 >"$BUILD.configure.log" 2>&1 || {
-    cat "$BUILD.configure.log" >&2
+    -DCMAKE_C_COMPILER=clang-22 >"$BUILD/configure.log" 2>&1 || {
+    cat "$BUILD/configure.log" >&2
     exit 1
   }
 fi

@@ -28,10 +28,11 @@ fuzzer=$BUILD/bin/tandem-plan-fuzzer
 
 if [ ! -x "$fuzzer" ]; then
   echo "== building $fuzzer"
+  mkdir -p "$BUILD"
   CXX=${CXX:-clang++-22} CC=${CC:-clang-22} cmake -G Ninja -S "$here/runtime" \
     -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_FUZZ=ON \
-    -DTANDEM_RUNTIME=OFF >"$BUILD.configure.log" 2>&1 || {
-    cat "$BUILD.configure.log" >&2
+    -DTANDEM_RUNTIME=OFF >"$BUILD/configure.log" 2>&1 || {
+    cat "$BUILD/configure.log" >&2
     exit 2
   }
   ninja -C "$BUILD" -j"${JOBS:-1}" tandem-plan-fuzzer || exit 2
