@@ -5,9 +5,10 @@
 #   bash test/benchmarks/copy-engine-peers.sh prepare DIR   # here (tandem-opt)
 #   bash test/benchmarks/copy-engine-peers.sh run DIR       # on the GPU machine
 #
-# prepare exports test/runtime/Inputs/small-step.mlir (TP=8) as a plan and
-# marks every collective `transport: copy_engine` (DIR/small-ce.json). run
-# (BUILD: a runtime build with MPI and TandemRuntimeTests) runs the
+# prepare exports test/runtime/Inputs/small-step.mlir (TP=8) with every
+# collective on the copy engines (tandem-copy-engines mode=all) as
+# DIR/small-ce.json. run (BUILD: a runtime build with MPI and
+# TandemRuntimeTests) runs the
 # ExecutorTest.CopyEngine* tests (two ranks as threads and as processes,
 # values checked) and the plan as 8 MPI processes, inputs per rank
 # (--rank-seeds), --check against itself. On a machine with fewer than 8
@@ -27,20 +28,9 @@ prepare)
   BUILD=${BUILD:-build}
   mkdir -p "$dir"
   "$BUILD/bin/tandem-opt" "$root/test/runtime/Inputs/small-step.mlir" \
-    --tandem-export-plan="file=$dir/small.json function=train_step" \
+    --tandem-copy-engines=mode=all \
+    --tandem-export-plan="file=$dir/small-ce.json function=train_step" \
     -o /dev/null 2> "$dir/remarks.txt" || exit 1
-  python3 - "$dir/small.json" "$dir/small-ce.json" <<'PY' || exit 1
-import json, sys
-plan = json.load(open(sys.argv[1]))
-for s in plan["steps"]:
-    if s["kind"] != "collective":
-        continue
-    if s["collective"] not in ("all_gather", "reduce_scatter", "permute"):
-        sys.exit("a %s cannot run on the copy engines" % s["collective"])
-    s["transport"] = "copy_engine"
-    s.pop("comm_sms", None)
-json.dump(plan, open(sys.argv[2], "w"), indent=1)
-PY
   echo "prepared $dir/small-ce.json"
   ;;
 run)
