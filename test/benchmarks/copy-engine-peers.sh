@@ -8,9 +8,9 @@
 # prepare exports test/runtime/Inputs/small-step.mlir (TP=8) with every
 # collective on the copy engines (tandem-copy-engines mode=all) as
 # DIR/small-ce.json. run (BUILD: a runtime build with MPI and
-# TandemRuntimeTests) runs the
-# ExecutorTest.CopyEngine* tests (two ranks as threads and as processes,
-# values checked) and the plan as 8 MPI processes, inputs per rank
+# TandemRuntimeTests) runs the ExecutorTest.CopyEngine* tests (two ranks
+# as threads and as processes, values checked) and the plan as 8 MPI
+# processes, inputs per rank
 # (--rank-seeds), --check against itself. On a machine with fewer than 8
 # GPUs the processes share GPUs (the plan needs no NCCL communicator), and
 # without MPS their contexts take turns on the GPU, so the step time then
