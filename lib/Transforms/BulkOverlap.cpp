@@ -23,10 +23,8 @@ struct BulkOverlapPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
-      return signalPassFailure();
-    FailureOr<CostModel> model =
-        buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model = buildSchedulingModel(
+        module, memoryBudget, maxInFlight, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

@@ -36,11 +36,9 @@ struct CopyEnginesPass
                          << "'; expected cost or all";
       return signalPassFailure();
     }
-    if (failed(checkSchedulingLimits(module, memoryBudget, std::nullopt)))
-      return signalPassFailure();
     options.memoryBudget = memoryBudget;
-    FailureOr<CostModel> model =
-        buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model = buildSchedulingModel(
+        module, memoryBudget, std::nullopt, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     RemarkLog log;

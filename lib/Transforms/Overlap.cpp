@@ -48,10 +48,8 @@ struct OverlapPass : public mlir::tandem::impl::TandemOverlapBase<OverlapPass> {
         return signalPassFailure();
       }
     }
-    if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
-      return signalPassFailure();
-    FailureOr<CostModel> model =
-        buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model = buildSchedulingModel(
+        module, memoryBudget, maxInFlight, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     std::optional<DiagnosisFeedback> diagnosis;

@@ -3,6 +3,7 @@
 #include "tandem/Transforms/PassOptions.h"
 
 using namespace mlir;
+using namespace mlir::tandem;
 
 LogicalResult
 mlir::tandem::checkSchedulingLimits(ModuleOp module, int64_t memoryBudget,
@@ -16,4 +17,13 @@ mlir::tandem::checkSchedulingLimits(ModuleOp module, int64_t memoryBudget,
            << "memory-budget must be 0 (the target's HBM) or positive, got "
            << memoryBudget;
   return success();
+}
+
+FailureOr<CostModel>
+mlir::tandem::buildSchedulingModel(ModuleOp module, int64_t memoryBudget,
+                                   std::optional<int64_t> maxInFlight,
+                                   const TargetOptions &target) {
+  if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
+    return failure();
+  return buildCostModel(module, target);
 }

@@ -24,15 +24,13 @@ struct RescheduleWgradPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkSchedulingLimits(module, memoryBudget, std::nullopt)))
-      return signalPassFailure();
     if (!(fillLimit > 0.0)) {
       module.emitError() << "fill-limit must be positive, got "
                          << static_cast<double>(fillLimit);
       return signalPassFailure();
     }
-    FailureOr<CostModel> model =
-        buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model = buildSchedulingModel(
+        module, memoryBudget, std::nullopt, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

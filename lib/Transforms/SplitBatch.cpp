@@ -51,10 +51,8 @@ struct SplitBatchPass
         return signalPassFailure();
       }
     }
-    if (failed(checkSchedulingLimits(module, memoryBudget, maxInFlight)))
-      return signalPassFailure();
-    FailureOr<CostModel> model =
-        buildCostModel(module, {targetPreset, calibrationPath});
+    FailureOr<CostModel> model = buildSchedulingModel(
+        module, memoryBudget, maxInFlight, {targetPreset, calibrationPath});
     if (failed(model))
       return signalPassFailure();
     OpTimer timer(*model);

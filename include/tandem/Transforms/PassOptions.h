@@ -3,11 +3,15 @@
 // The scheduling limits several passes take (`memory-budget`,
 // `max-in-flight`) mean the same everywhere and are refused with the same
 // error everywhere; each pass calls these instead of checking on its own.
+// The scheduling passes then build their cost model the same way, so the
+// two steps are offered together.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TANDEM_TRANSFORMS_PASSOPTIONS_H
 #define TANDEM_TRANSFORMS_PASSOPTIONS_H
+
+#include "tandem/Analysis/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -23,6 +27,14 @@ namespace tandem {
 /// the option and the value for a negative one.
 LogicalResult checkSchedulingLimits(ModuleOp module, int64_t memoryBudget,
                                     std::optional<int64_t> maxInFlight);
+
+/// What a scheduling pass does before it schedules: checks its limits
+/// (checkSchedulingLimits) and builds the cost model for `module` under
+/// `target` (buildCostModel). Fails, with the error emitted on `module`,
+/// where either does.
+FailureOr<CostModel> buildSchedulingModel(ModuleOp module, int64_t memoryBudget,
+                                          std::optional<int64_t> maxInFlight,
+                                          const TargetOptions &target);
 
 } // namespace tandem
 } // namespace mlir
